@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * accelfs_i.h - state shared by the daemon's FUSE handlers.
+ *
+ * Each backing object we have told the kernel about is a struct inode that
+ * holds an O_PATH descriptor (as in libfuse's passthrough_ll): names are
+ * resolved relative to descriptors, never to path strings, so renames in
+ * SOURCE cannot send an operation to the wrong file. The kernel's node id of
+ * an inode is its address; inodes are de-duplicated on (st_dev, st_ino) so
+ * hard links share one node and stat shows the backing inode number.
+ *
+ * Lock order: inode table lock (inode.c) -> inode->lock. Neither is taken on
+ * the read or write path.
+ */
+#ifndef ACCELFS_FUSE_ACCELFS_I_H
+#define ACCELFS_FUSE_ACCELFS_I_H
+
+#define FUSE_USE_VERSION 312
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <syslog.h>
+
+#include <fuse_lowlevel.h>
+
+#include "backend.h"
+#include "options.h"
+
+struct inode {
+	int fd;                 /* O_PATH descriptor of the backing object; immutable */
+	dev_t dev;              /* immutable */
+	ino_t ino;              /* immutable */
+	mode_t type;            /* S_IFMT bits; immutable */
+	uint64_t nlookup;       /* kernel references; under the table lock */
+	struct inode *hnext;    /* hash chain; under the table lock */
+
+	pthread_mutex_t lock;   /* protects the fields below */
+	bool stamp_valid;       /* backing file state when the kernel cache was last known good */
+	struct timespec stamp_mtime;
+	struct timespec stamp_ctime;
+	off_t stamp_size;
+};
+
+/* One open file: its own backing descriptor, so file status flags stay per open. */
+struct open_file {
+	int fd;
+};
+
+struct dir_handle {
+	DIR *dp;
+	struct dirent *entry; /* read but not yet returned to the kernel */
+	off_t offset;
+};
+
+struct accelfs {
+	struct accelfs_opts opts;
+	char *source_real;      /* canonical SOURCE path */
+	struct inode root;
+	bool chown_new;         /* root daemon: give new objects to the caller */
+	struct fuse_session *se;
+};
+
+extern struct accelfs accelfs;
+
+/* inode.c */
+int inode_table_init(void);
+void inode_table_destroy(void);
+struct inode *inode_get(fuse_ino_t ino);
+/* Take (or find) the inode for @fd/@st and add one lookup; consumes @fd. */
+struct inode *inode_ref(int fd, const struct stat *st, int *err);
+void inode_unref(struct inode *inode, uint64_t n);
+/* "/proc/self/fd/N" for a descriptor; @buf must hold PROC_FD_LEN bytes. */
+#define PROC_FD_LEN 32
+const char *proc_fd_path(int fd, char *buf);
+
+/* ops_entry.c: look up @name in @parent and fill @e (adds a lookup). */
+int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e);
+void entry_fill_timeouts(struct fuse_entry_param *e);
+/* After creating @name in @parent: hand it to the caller's uid/gid if needed. */
+void entry_chown_new(fuse_req_t req, struct inode *parent, const char *name);
+
+/* Per-thread scratch buffer for reads and directory listings (never shrinks). */
+void *scratch_get(size_t size);
+
+/* Handler tables, one per object kind, merged in ops.c. */
+void ops_entry_fill(struct fuse_lowlevel_ops *ops);
+void ops_file_fill(struct fuse_lowlevel_ops *ops);
+void ops_dir_fill(struct fuse_lowlevel_ops *ops);
+void ops_xattr_fill(struct fuse_lowlevel_ops *ops);
+void ops_fill(struct fuse_lowlevel_ops *ops);
+
+/* log.c */
+void log_init(void);
+void log_to_syslog(void);
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+/*
+ * inode.c - the table of backing inodes the kernel holds references to.
+ *
+ * A chained hash on (st_dev, st_ino) under one mutex. The table is touched by
+ * lookup, create and forget, never by read or write, so one lock is enough;
+ * it doubles when it gets crowded so chains stay short for trees with
+ * millions of names.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "accelfs_i.h"
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct inode **table;    /* under table_lock */
+static size_t table_size;       /* power of two; under table_lock */
+static size_t table_count;      /* under table_lock */
+
+static size_t slot_of(dev_t dev, ino_t ino, size_t size)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^ (uint64_t)dev * 0xc2b2ae3d27d4eb4fULL;
+
+	return (size_t)(h >> 17) & (size - 1);
+}
+
+int inode_table_init(void)
+{
+	table_size = 4096;
+	table = calloc(table_size, sizeof(*table));
+	return table ? 0 : -ENOMEM;
+}
+
+void inode_table_destroy(void)
+{
+	size_t i;
+
+	for (i = 0; i < table_size; i++) {
+		struct inode *n, *next;
+
+		for (n = table[i]; n; n = next) {
+			next = n->hnext;
+			close(n->fd);
+			pthread_mutex_destroy(&n->lock);
+			free(n);
+		}
+	}
+	free(table);
+	table = NULL;
+	table_count = 0;
+}
+
+/* Double the table; on allocation failure keep the old one (chains just grow). */
+static void table_grow(void)
+{
+	size_t i, nsize = table_size * 2;
+	struct inode **nt = calloc(nsize, sizeof(*nt));
+
+	if (!nt)
+		return;
+	for (i = 0; i < table_size; i++) {
+		struct inode *n, *next;
+
+		for (n = table[i]; n; n = next) {
+			size_t s = slot_of(n->dev, n->ino, nsize);
+
+			next = n->hnext;
+			n->hnext = nt[s];
+			nt[s] = n;
+		}
+	}
+	free(table);
+	table = nt;
+	table_size = nsize;
+}
+
+struct inode *inode_get(fuse_ino_t ino)
+{
+	if (ino == FUSE_ROOT_ID)
+		return &accelfs.root;
+	return (struct inode *)(uintptr_t)ino;
+}
+
+static struct inode *find_locked(dev_t dev, ino_t ino)
+{
+	struct inode *n;
+
+	for (n = table[slot_of(dev, ino, table_size)]; n; n = n->hnext)
+		if (n->dev == dev && n->ino == ino)
+			return n;
+	return NULL;
+}
+
+static struct inode *inode_new(int fd, const struct stat *st)
+{
+	struct inode *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->fd = fd;
+	n->dev = st->st_dev;
+	n->ino = st->st_ino;
+	n->type = st->st_mode & S_IFMT;
+	pthread_mutex_init(&n->lock, NULL);
+	return n;
+}
+
+struct inode *inode_ref(int fd, const struct stat *st, int *err)
+{
+	struct inode *n;
+	size_t s;
+
+	if (st->st_dev == accelfs.root.dev && st->st_ino == accelfs.root.ino) {
+		close(fd); /* the root reached again through a name (e.g. a bind mount) */
+		return &accelfs.root;
+	}
+	pthread_mutex_lock(&table_lock);
+	n = find_locked(st->st_dev, st->st_ino);
+	if (n) {
+		n->nlookup++;
+		pthread_mutex_unlock(&table_lock);
+		close(fd);
+		return n;
+	}
+	n = inode_new(fd, st);
+	if (!n) {
+		pthread_mutex_unlock(&table_lock);
+		close(fd);
+		*err = ENOMEM;
+		return NULL;
+	}
+	n->nlookup = 1;
+	if (++table_count > table_size * 2)
+		table_grow();
+	s = slot_of(n->dev, n->ino, table_size);
+	n->hnext = table[s];
+	table[s] = n;
+	pthread_mutex_unlock(&table_lock);
+	return n;
+}
+
+static void unlink_locked(struct inode *n)
+{
+	struct inode **pp = &table[slot_of(n->dev, n->ino, table_size)];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == n) {
+			*pp = n->hnext;
+			table_count--;
+			return;
+		}
+	}
+}
+
+void inode_unref(struct inode *n, uint64_t count)
+{
+	if (n == &accelfs.root)
+		return;
+	pthread_mutex_lock(&table_lock);
+	if (count > n->nlookup)
+		count = n->nlookup; /* never underflow on a confused kernel */
+	n->nlookup -= count;
+	if (n->nlookup) {
+		pthread_mutex_unlock(&table_lock);
+		return;
+	}
+	unlink_locked(n);
+	pthread_mutex_unlock(&table_lock);
+	close(n->fd);
+	pthread_mutex_destroy(&n->lock);
+	free(n);
+}
+
+const char *proc_fd_path(int fd, char *buf)
+{
+	snprintf(buf, PROC_FD_LEN, "/proc/self/fd/%d", fd);
+	return buf;
+}

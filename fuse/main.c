@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: MIT
+/*
+ * main.c - the accelfs daemon: check everything, mount, serve, shut down.
+ *
+ * All checks that can fail for a user's mistake run before anything is
+ * mounted, each ending in one "accelfs: ..." line and a non-zero exit.
+ * Shutdown on SIGTERM/SIGINT/SIGHUP first syncs the mount (pushing the
+ * kernel's writeback cache through us to SOURCE) while the workers still
+ * serve requests, and only then leaves the loop and unmounts, so no write an
+ * application saw acknowledged is lost.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "accelfs_i.h"
+
+#define EXIT_RUNTIME 1
+
+struct accelfs accelfs;
+
+static int shutdown_pipe[2] = { -1, -1 };
+static pthread_t main_thread;
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("accelfs: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
+static int check_source(const char *src)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(src, &st))
+		return fail("%s: %s", src, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return fail("%s: source is not a directory", src);
+	fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return fail("%s: cannot read source: %s", src, strerror(errno));
+	close(fd);
+	accelfs.source_real = realpath(src, NULL);
+	if (!accelfs.source_real)
+		return fail("%s: %s", src, strerror(errno));
+	return 0;
+}
+
+static int check_mountpoint(const char *mnt)
+{
+	const char *src = accelfs.source_real;
+	size_t len = strlen(src);
+	char *real;
+	struct stat st;
+
+	if (stat(mnt, &st)) {
+		if (errno == ENOTCONN)
+			return fail("%s: stale mount point (run: fusermount3 -u %s)", mnt, mnt);
+		return fail("%s: mount point: %s", mnt, strerror(errno));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return fail("%s: mount point is not a directory", mnt);
+	real = realpath(mnt, NULL);
+	if (!real)
+		return fail("%s: mount point: %s", mnt, strerror(errno));
+	if (!strcmp(real, src) || (!strncmp(real, src, len) && (real[len] == '/' || len == 1))) {
+		fail("%s: mount point is inside the source %s (the mount would recurse)", mnt, src);
+		free(real);
+		return -1;
+	}
+	free(real);
+	return 0;
+}
+
+static int check_fuse_device(void)
+{
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno == ENOENT || errno == ENODEV || errno == ENXIO)
+		return fail("/dev/fuse: %s (is the fuse module loaded? try: modprobe fuse)",
+			    strerror(errno));
+	if (geteuid() == 0)
+		return fail("/dev/fuse: %s", strerror(errno));
+	return 0; /* unprivileged: libfuse mounts through the set-uid fusermount3 */
+}
+
+static int setup_backend(void)
+{
+	char why[160];
+
+	if (backend_init(accelfs.opts.backend, accelfs.opts.queue_depth, why, sizeof(why)))
+		return fail("io_uring is not usable (%s); use -o backend=auto or backend=sync", why);
+	if (accelfs.opts.backend == BACKEND_AUTO && backend_active() == BACKEND_SYNC)
+		fprintf(stderr, "accelfs: warning: io_uring is not usable (%s); "
+				"using pread/pwrite instead\n", why);
+	return 0;
+}
+
+static int setup_root(void)
+{
+	struct inode *r = &accelfs.root;
+	struct stat st;
+
+	r->fd = open(accelfs.source_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (r->fd < 0 || fstat(r->fd, &st))
+		return fail("%s: %s", accelfs.source_real, strerror(errno));
+	r->dev = st.st_dev;
+	r->ino = st.st_ino;
+	r->type = S_IFDIR;
+	r->nlookup = 2;
+	pthread_mutex_init(&r->lock, NULL);
+	if (inode_table_init())
+		return fail("out of memory");
+	return 0;
+}
+
+/* Arguments for libfuse: our checked options rewritten as kernel mount options. */
+static int build_fuse_args(struct fuse_args *args)
+{
+	struct accelfs_opts *o = &accelfs.opts;
+	char *fsname;
+	int ret = 0;
+
+	if (fuse_opt_add_arg(args, "accelfs") || (o->debug && fuse_opt_add_arg(args, "-d")))
+		return -ENOMEM;
+	if (asprintf(&fsname, "fsname=%s", accelfs.source_real) < 0)
+		return -ENOMEM;
+	if (!o->mount_opts || !strstr(o->mount_opts, "fsname="))
+		ret = fuse_opt_add_opt_escaped(&o->mount_opts, fsname);
+	free(fsname);
+	if (!ret)
+		ret = fuse_opt_add_opt(&o->mount_opts, "subtype=accelfs");
+	if (!ret && o->allow_other)
+		ret = fuse_opt_add_opt(&o->mount_opts, "allow_other");
+	if (!ret && o->default_permissions)
+		ret = fuse_opt_add_opt(&o->mount_opts, "default_permissions");
+	if (!ret && o->read_only)
+		ret = fuse_opt_add_opt(&o->mount_opts, "ro");
+	if (!ret && (fuse_opt_add_arg(args, "-o") || fuse_opt_add_arg(args, o->mount_opts)))
+		ret = -ENOMEM;
+	return ret;
+}
+
+static void on_shutdown_signal(int sig)
+{
+	char c = (char)sig;
+
+	(void)!write(shutdown_pipe[1], &c, 1);
+}
+
+static void on_wakeup_signal(int sig)
+{
+	(void)sig; /* only interrupts the session loop's wait */
+}
+
+/* Sync the mount through the still-running workers, then stop the loop. */
+static void *shutdown_thread(void *arg)
+{
+	char c;
+	int fd;
+
+	(void)arg;
+	while (read(shutdown_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	log_msg(LOG_NOTICE, "signal %d: flushing and unmounting %s", c, accelfs.opts.mountpoint);
+	fd = open(accelfs.opts.mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (syncfs(fd))
+			log_msg(LOG_ERR, "syncfs %s: %s", accelfs.opts.mountpoint, strerror(errno));
+		close(fd);
+	}
+	fuse_session_exit(accelfs.se);
+	pthread_kill(main_thread, SIGUSR2);
+	return NULL;
+}
+
+static int setup_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_shutdown_signal };
+	struct sigaction wake = { .sa_handler = on_wakeup_signal };
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	pthread_t tid;
+
+	if (pipe2(shutdown_pipe, O_CLOEXEC))
+		return fail("pipe: %s", strerror(errno));
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&wake.sa_mask);
+	sigemptyset(&ign.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL) ||
+	    sigaction(SIGHUP, &sa, NULL) || sigaction(SIGUSR2, &wake, NULL) ||
+	    sigaction(SIGPIPE, &ign, NULL))
+		return fail("sigaction: %s", strerror(errno));
+	main_thread = pthread_self();
+	if (pthread_create(&tid, NULL, shutdown_thread, NULL))
+		return fail("cannot start the shutdown thread");
+	pthread_detach(tid);
+	return 0;
+}
+
+static int serve(struct fuse_session *se)
+{
+	struct fuse_loop_config *cfg;
+	int ret;
+
+	if (accelfs.opts.single_thread)
+		return fuse_session_loop(se);
+	cfg = fuse_loop_cfg_create();
+	if (!cfg)
+		return -ENOMEM;
+	fuse_loop_cfg_set_clone_fd(cfg, accelfs.opts.clone_fd);
+	fuse_loop_cfg_set_max_threads(cfg, accelfs.opts.threads);
+	/* Keep idle workers: each owns an io_uring ring worth keeping. */
+	fuse_loop_cfg_set_idle_threads(cfg, accelfs.opts.threads);
+	ret = fuse_session_loop_mt(se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	return ret;
+}
+
+static int prepare(void)
+{
+	struct accelfs_opts *o = &accelfs.opts;
+
+	if (check_source(o->source) || check_mountpoint(o->mountpoint) || check_fuse_device())
+		return -1;
+	if (geteuid() == 0) {
+		accelfs.chown_new = true;
+		if (o->allow_other && !o->default_permissions) {
+			/* a root daemon would otherwise let every user act as root */
+			o->default_permissions = true;
+		}
+	}
+	return setup_backend() || setup_root() ? -1 : 0;
+}
+
+static int run(void)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_lowlevel_ops ops;
+	int ret = EXIT_RUNTIME;
+
+	ops_fill(&ops);
+	if (build_fuse_args(&args)) {
+		fail("out of memory");
+		goto out;
+	}
+	accelfs.se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
+	if (!accelfs.se)
+		goto out;
+	if (setup_signals())
+		goto out_destroy;
+	if (fuse_session_mount(accelfs.se, accelfs.opts.mountpoint)) {
+		fail("%s: mount failed", accelfs.opts.mountpoint);
+		goto out_destroy;
+	}
+	if (fuse_daemonize(accelfs.opts.foreground))
+		goto out_unmount;
+	if (!accelfs.opts.foreground)
+		log_to_syslog();
+	ret = serve(accelfs.se) < 0 ? EXIT_RUNTIME : 0;
+	log_msg(LOG_INFO, "unmounting %s", accelfs.opts.mountpoint);
+out_unmount:
+	fuse_session_unmount(accelfs.se);
+out_destroy:
+	fuse_session_destroy(accelfs.se);
+out:
+	fuse_opt_free_args(&args);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	int ret = opts_parse(argc, argv, &accelfs.opts);
+
+	if (ret < 0)
+		return OPTS_EXIT_USAGE;
+	if (ret > 0) {
+		if (accelfs.opts.show_help)
+			opts_print_help("accelfs");
+		else
+			printf("accelfs %s (libfuse %d.%d)\n", ACCELFS_VERSION, FUSE_MAJOR_VERSION,
+			       FUSE_MINOR_VERSION);
+		return 0;
+	}
+	umask(0); /* the kernel already applied the caller's umask to every mode */
+	log_init();
+	ret = prepare() ? EXIT_RUNTIME : run();
+	inode_table_destroy();
+	free(accelfs.source_real);
+	opts_free(&accelfs.opts);
+	return ret;
+}

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ops.c - the one FUSE operations table, and connection setup.
+ *
+ * Handlers live in one file per kind of object (ops_entry.c, ops_file.c,
+ * ops_dir.c, ops_xattr.c); this file only merges them and negotiates the
+ * kernel features they rely on.
+ */
+#include <string.h>
+
+#include "accelfs_i.h"
+
+#define ACCEL_MAX_WRITE (1U << 20) /* 256 pages: the kernel's default max_pages_limit */
+
+static void accel_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	if (accelfs.opts.writeback && !accelfs.opts.read_only &&
+	    (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+	else {
+		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+		accelfs.opts.writeback = false; /* open() must not widen access modes then */
+	}
+	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	/* Locks stay in the kernel: it enforces them among all users of the mount. */
+	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+	conn->max_write = ACCEL_MAX_WRITE;
+	/* More requests in flight lets writeback and readahead overlap. */
+	conn->max_background = 64;
+	conn->congestion_threshold = 48;
+	conn->time_gran = 1;
+	log_msg(LOG_INFO, "mounted %s: backend %s, writeback cache %s, kernel_cache %s",
+		accelfs.source_real, backend_kind_name(backend_active()),
+		accelfs.opts.writeback ? "on" : "off",
+		accelfs.opts.kernel_cache == KERNEL_CACHE_AUTO     ? "auto" :
+		accelfs.opts.kernel_cache == KERNEL_CACHE_ALWAYS ? "always" :
+								   "never");
+}
+
+void ops_fill(struct fuse_lowlevel_ops *ops)
+{
+	memset(ops, 0, sizeof(*ops));
+	ops->init = accel_init;
+	ops_entry_fill(ops);
+	ops_file_fill(ops);
+	ops_dir_fill(ops);
+	ops_xattr_fill(ops);
+}

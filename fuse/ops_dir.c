@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ops_dir.c - directory streams: opendir, readdir, readdirplus,
+ * releasedir, fsyncdir.
+ *
+ * Offsets handed to the kernel are the backing file system's own d_off
+ * cookies, so seekdir/telldir and listings resumed after a change keep the
+ * backing directory's guarantees (ext4's hash cookies stay valid across
+ * inserts). readdirplus returns attributes with each name, saving the kernel
+ * one lookup per entry for `ls -l` and `find -ls`.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "accelfs_i.h"
+
+static inline struct dir_handle *dh_of(struct fuse_file_info *fi)
+{
+	return (struct dir_handle *)(uintptr_t)fi->fh;
+}
+
+static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct dir_handle *d = calloc(1, sizeof(*d));
+	int fd, err;
+
+	if (!d) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fd = openat(inode_get(ino)->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d->dp = fdopendir(fd))) {
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		free(d);
+		fuse_reply_err(req, err);
+		return;
+	}
+	fi->fh = (uintptr_t)d;
+	if (fuse_reply_open(req, fi) == -ENOENT) {
+		closedir(d->dp);
+		free(d);
+	}
+}
+
+static bool is_dot_or_dotdot(const char *name)
+{
+	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
+}
+
+/* Add the pending entry to @p; returns its size, 0 if it did not fit, or -errno. */
+static ssize_t add_entry(fuse_req_t req, fuse_ino_t ino, struct dirent *de, char *p, size_t rem,
+			 bool plus)
+{
+	struct fuse_entry_param e;
+	size_t size;
+	int ret;
+
+	if (!plus) {
+		struct stat st = { .st_ino = de->d_ino, .st_mode = (mode_t)de->d_type << 12 };
+
+		size = fuse_add_direntry(req, p, rem, de->d_name, &st, de->d_off);
+		return size > rem ? 0 : (ssize_t)size;
+	}
+	if (is_dot_or_dotdot(de->d_name)) {
+		memset(&e, 0, sizeof(e));
+		e.attr.st_ino = de->d_ino;
+		e.attr.st_mode = (mode_t)de->d_type << 12;
+	} else {
+		ret = entry_lookup(ino, de->d_name, &e);
+		if (ret)
+			return ret;
+	}
+	size = fuse_add_direntry_plus(req, p, rem, de->d_name, &e, de->d_off);
+	if (size > rem) {
+		if (e.ino)
+			inode_unref(inode_get(e.ino), 1); /* the kernel never saw it */
+		return 0;
+	}
+	return (ssize_t)size;
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi, bool plus)
+{
+	struct dir_handle *d = dh_of(fi);
+	char *buf = scratch_get(size), *p = buf;
+	size_t rem = size;
+	ssize_t n;
+	int err = 0;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (off != d->offset) {
+		seekdir(d->dp, off);
+		d->entry = NULL;
+		d->offset = off;
+	}
+	for (;;) {
+		if (!d->entry) {
+			errno = 0;
+			d->entry = readdir(d->dp);
+			if (!d->entry) {
+				err = errno;
+				break;
+			}
+		}
+		n = add_entry(req, ino, d->entry, p, rem, plus);
+		if (n < 0) {
+			/* a name that vanished since readdir is skipped, as ls would see */
+			if (n != -ENOENT) {
+				err = (int)-n;
+				break;
+			}
+			n = 0;
+		} else if (n == 0) {
+			break;
+		}
+		p += n;
+		rem -= n;
+		d->offset = d->entry->d_off;
+		d->entry = NULL;
+	}
+	if (err && rem == size)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_buf(req, buf, size - rem);
+}
+
+static void accel_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			  struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, false);
+}
+
+static void accel_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			      struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, true);
+}
+
+static void accel_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct dir_handle *d = dh_of(fi);
+
+	(void)ino;
+	closedir(d->dp);
+	free(d);
+	fuse_reply_err(req, 0);
+}
+
+static void accel_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
+			   struct fuse_file_info *fi)
+{
+	int fd = dirfd(dh_of(fi)->dp);
+
+	(void)ino;
+	fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) ? errno : 0);
+}
+
+void ops_dir_fill(struct fuse_lowlevel_ops *ops)
+{
+	ops->opendir = accel_opendir;
+	ops->readdir = accel_readdir;
+	ops->readdirplus = accel_readdirplus;
+	ops->releasedir = accel_releasedir;
+	ops->fsyncdir = accel_fsyncdir;
+}

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ops_entry.c - names and attributes: lookup/forget, getattr/setattr,
+ * creating, linking, renaming and removing names, statfs and access.
+ *
+ * Every operation works on descriptors relative to the parent's O_PATH fd.
+ * Each handler ends in exactly one fuse_reply_*.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "accelfs_i.h"
+
+static int stat_inode(struct inode *n, struct stat *st)
+{
+	return fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+}
+
+void entry_fill_timeouts(struct fuse_entry_param *e)
+{
+	e->attr_timeout = accelfs.opts.attr_timeout;
+	e->entry_timeout = accelfs.opts.entry_timeout;
+}
+
+int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
+{
+	struct inode *p = inode_get(parent), *n;
+	int fd, err = 0;
+
+	memset(e, 0, sizeof(*e));
+	fd = openat(p->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	n = inode_ref(fd, &e->attr, &err);
+	if (!n)
+		return -err;
+	e->ino = n == &accelfs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+	entry_fill_timeouts(e);
+	return 0;
+}
+
+static void reply_entry_or_err(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param e;
+	int ret = entry_lookup(parent, name, &e);
+
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+static void accel_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param e;
+	int ret = entry_lookup(parent, name, &e);
+
+	if (ret == -ENOENT && accelfs.opts.negative_timeout > 0) {
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = accelfs.opts.negative_timeout; /* ino 0: cached "no such name" */
+		fuse_reply_entry(req, &e);
+	} else if (ret) {
+		fuse_reply_err(req, -ret);
+	} else {
+		fuse_reply_entry(req, &e);
+	}
+}
+
+static void accel_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	inode_unref(inode_get(ino), nlookup);
+	fuse_reply_none(req);
+}
+
+static void accel_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		inode_unref(inode_get(forgets[i].ino), forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void accel_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct stat st;
+	int ret;
+
+	if (fi)
+		ret = fstat(((struct open_file *)(uintptr_t)fi->fh)->fd, &st) ? -errno : 0;
+	else
+		ret = stat_inode(inode_get(ino), &st);
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_attr(req, &st, accelfs.opts.attr_timeout);
+}
+
+static int set_mode(struct inode *n, int fd, mode_t mode)
+{
+	char path[PROC_FD_LEN];
+
+	if (fd >= 0)
+		return fchmod(fd, mode) ? -errno : 0;
+	return chmod(proc_fd_path(n->fd, path), mode) ? -errno : 0;
+}
+
+static int set_size(struct inode *n, int fd, off_t size)
+{
+	char path[PROC_FD_LEN];
+
+	if (fd >= 0)
+		return ftruncate(fd, size) ? -errno : 0;
+	return truncate(proc_fd_path(n->fd, path), size) ? -errno : 0;
+}
+
+static int set_times(struct inode *n, int fd, const struct stat *attr, int valid)
+{
+	struct timespec tv[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
+	char path[PROC_FD_LEN];
+
+	if (valid & FUSE_SET_ATTR_ATIME_NOW)
+		tv[0].tv_nsec = UTIME_NOW;
+	else if (valid & FUSE_SET_ATTR_ATIME)
+		tv[0] = attr->st_atim;
+	if (valid & FUSE_SET_ATTR_MTIME_NOW)
+		tv[1].tv_nsec = UTIME_NOW;
+	else if (valid & FUSE_SET_ATTR_MTIME)
+		tv[1] = attr->st_mtim;
+	if (fd >= 0)
+		return futimens(fd, tv) ? -errno : 0;
+	if (!utimensat(n->fd, "", tv, AT_EMPTY_PATH))
+		return 0;
+	if (errno != EINVAL && errno != ENOENT && errno != EBADF)
+		return -errno;
+	if (S_ISLNK(n->type))
+		return -EPERM; /* no way to reach the link itself through procfs */
+	return utimensat(AT_FDCWD, proc_fd_path(n->fd, path), tv, 0) ? -errno : 0;
+}
+
+static int do_setattr(struct inode *n, int fd, const struct stat *attr, int valid)
+{
+	int ret = 0;
+
+	if (valid & FUSE_SET_ATTR_MODE)
+		ret = set_mode(n, fd, attr->st_mode);
+	if (!ret && (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) {
+		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
+		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
+
+		if (fchownat(n->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+			ret = -errno;
+	}
+	if (!ret && (valid & FUSE_SET_ATTR_SIZE))
+		ret = set_size(n, fd, attr->st_size);
+	if (!ret && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+			      FUSE_SET_ATTR_MTIME_NOW)))
+		ret = set_times(n, fd, attr, valid);
+	return ret;
+}
+
+static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
+			  struct fuse_file_info *fi)
+{
+	struct inode *n = inode_get(ino);
+	int fd = fi ? ((struct open_file *)(uintptr_t)fi->fh)->fd : -1;
+	int ret = do_setattr(n, fd, attr, valid);
+	struct stat st;
+
+	if (!ret)
+		ret = stat_inode(n, &st);
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_attr(req, &st, accelfs.opts.attr_timeout);
+}
+
+static void accel_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	char buf[PATH_MAX + 1];
+	ssize_t len = readlinkat(inode_get(ino)->fd, "", buf, sizeof(buf));
+
+	if (len < 0)
+		fuse_reply_err(req, errno);
+	else if (len == sizeof(buf))
+		fuse_reply_err(req, ENAMETOOLONG);
+	else {
+		buf[len] = '\0';
+		fuse_reply_readlink(req, buf);
+	}
+}
+
+void entry_chown_new(fuse_req_t req, struct inode *parent, const char *name)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	gid_t gid = ctx->gid;
+	struct stat pst;
+
+	if (!accelfs.chown_new || (ctx->uid == 0 && ctx->gid == 0))
+		return;
+	if (!fstatat(parent->fd, "", &pst, AT_EMPTY_PATH) && (pst.st_mode & S_ISGID))
+		gid = (gid_t)-1; /* set-group-ID directory: the file system chose the group */
+	/* Best effort, as a kernel file system would create it already owned. */
+	(void)!fchownat(parent->fd, name, ctx->uid, gid, AT_SYMLINK_NOFOLLOW);
+}
+
+/* Shared tail of mknod/mkdir/symlink: fix ownership, then reply with the entry. */
+static void reply_created(fuse_req_t req, fuse_ino_t parent, const char *name, int res)
+{
+	if (res) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	entry_chown_new(req, inode_get(parent), name);
+	reply_entry_or_err(req, parent, name);
+}
+
+static void accel_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+			dev_t rdev)
+{
+	reply_created(req, parent, name, mknodat(inode_get(parent)->fd, name, mode, rdev));
+}
+
+static void accel_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	reply_created(req, parent, name, mkdirat(inode_get(parent)->fd, name, mode));
+}
+
+static void accel_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	reply_created(req, parent, name, symlinkat(link, inode_get(parent)->fd, name));
+}
+
+static void accel_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	struct inode *n = inode_get(ino), *np = inode_get(newparent);
+	char path[PROC_FD_LEN];
+	int res;
+
+	res = linkat(n->fd, "", np->fd, newname, AT_EMPTY_PATH);
+	if (res && (errno == ENOENT || errno == EPERM) && !S_ISLNK(n->type))
+		res = linkat(AT_FDCWD, proc_fd_path(n->fd, path), np->fd, newname,
+			     AT_SYMLINK_FOLLOW);
+	if (res) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	reply_entry_or_err(req, newparent, newname);
+}
+
+static void accel_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, unlinkat(inode_get(parent)->fd, name, 0) ? errno : 0);
+}
+
+static void accel_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, unlinkat(inode_get(parent)->fd, name, AT_REMOVEDIR) ? errno : 0);
+}
+
+static void accel_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+			 const char *newname, unsigned int flags)
+{
+	int res = renameat2(inode_get(parent)->fd, name, inode_get(newparent)->fd, newname, flags);
+
+	fuse_reply_err(req, res ? errno : 0);
+}
+
+static void accel_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs sv;
+
+	if (fstatvfs(inode_get(ino)->fd, &sv))
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+static void accel_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	char path[PROC_FD_LEN];
+	struct inode *n = inode_get(ino);
+
+	if (S_ISLNK(n->type)) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	fuse_reply_err(req, faccessat(AT_FDCWD, proc_fd_path(n->fd, path), mask, AT_EACCESS) ?
+				    errno : 0);
+}
+
+void ops_entry_fill(struct fuse_lowlevel_ops *ops)
+{
+	ops->lookup = accel_lookup;
+	ops->forget = accel_forget;
+	ops->forget_multi = accel_forget_multi;
+	ops->getattr = accel_getattr;
+	ops->setattr = accel_setattr;
+	ops->readlink = accel_readlink;
+	ops->mknod = accel_mknod;
+	ops->mkdir = accel_mkdir;
+	ops->symlink = accel_symlink;
+	ops->link = accel_link;
+	ops->unlink = accel_unlink;
+	ops->rmdir = accel_rmdir;
+	ops->rename = accel_rename;
+	ops->statfs = accel_statfs;
+	ops->access = accel_access;
+}

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ops_file.c - open files: open/create/release, data I/O through the
+ * backend, flush/fsync, fallocate, copy_file_range and lseek.
+ *
+ * Kernel page cache policy (kernel_cache=auto): the kernel keeps its cached
+ * pages across an open only if the backing file is exactly as we last saw
+ * it (size, mtime, ctime). That is close-to-open consistency like NFS, and
+ * it is what lets hot reads run at page-cache speed instead of a FUSE round
+ * trip per block.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "accelfs_i.h"
+
+#define SCRATCH_MIN (1U << 20)
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static __thread void *scratch_buf;
+static __thread size_t scratch_size;
+
+static void scratch_key_create(void)
+{
+	pthread_key_create(&scratch_key, free);
+}
+
+void *scratch_get(size_t size)
+{
+	void *p;
+
+	if (size <= scratch_size)
+		return scratch_buf;
+	if (size < SCRATCH_MIN)
+		size = SCRATCH_MIN;
+	pthread_once(&scratch_once, scratch_key_create);
+	if (posix_memalign(&p, 4096, size))
+		return NULL;
+	free(scratch_buf);
+	scratch_buf = p;
+	scratch_size = size;
+	pthread_setspecific(scratch_key, p);
+	return p;
+}
+
+static inline struct open_file *fh_of(struct fuse_file_info *fi)
+{
+	return (struct open_file *)(uintptr_t)fi->fh;
+}
+
+static bool stamp_equal(const struct inode *n, const struct stat *st)
+{
+	return n->stamp_valid && n->stamp_size == st->st_size &&
+	       n->stamp_mtime.tv_sec == st->st_mtim.tv_sec &&
+	       n->stamp_mtime.tv_nsec == st->st_mtim.tv_nsec &&
+	       n->stamp_ctime.tv_sec == st->st_ctim.tv_sec &&
+	       n->stamp_ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+static void stamp_set(struct inode *n, const struct stat *st)
+{
+	n->stamp_valid = true;
+	n->stamp_size = st->st_size;
+	n->stamp_mtime = st->st_mtim;
+	n->stamp_ctime = st->st_ctim;
+}
+
+/* Decide the kernel cache flags for a new open of @n through @fd. */
+static void cache_policy(struct inode *n, int fd, struct fuse_file_info *fi)
+{
+	struct stat st;
+
+	if (accelfs.opts.kernel_cache == KERNEL_CACHE_NEVER || (fi->flags & O_DIRECT)) {
+		fi->direct_io = 1;
+		return;
+	}
+	if (accelfs.opts.kernel_cache == KERNEL_CACHE_ALWAYS) {
+		fi->keep_cache = 1;
+		return;
+	}
+	if (fstat(fd, &st))
+		return;
+	pthread_mutex_lock(&n->lock);
+	fi->keep_cache = stamp_equal(n, &st);
+	stamp_set(n, &st);
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* Backing open flags for the kernel's: with writeback caching the kernel may
+ * read a write-only file and computes append offsets itself. */
+static int backing_flags(int flags)
+{
+	flags &= ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW);
+	if (accelfs.opts.writeback && accelfs.opts.kernel_cache != KERNEL_CACHE_NEVER &&
+	    !(flags & O_DIRECT)) {
+		if ((flags & O_ACCMODE) == O_WRONLY)
+			flags = (flags & ~O_ACCMODE) | O_RDWR;
+		flags &= ~O_APPEND;
+	}
+	return flags | O_CLOEXEC;
+}
+
+static int handle_new(int fd, struct fuse_file_info *fi)
+{
+	struct open_file *fh = malloc(sizeof(*fh));
+
+	if (!fh) {
+		close(fd);
+		return -ENOMEM;
+	}
+	fh->fd = fd;
+	fi->fh = (uintptr_t)fh;
+	return 0;
+}
+
+static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct inode *n = inode_get(ino);
+	char path[PROC_FD_LEN];
+	int fd, ret;
+
+	fd = open(proc_fd_path(n->fd, path), backing_flags(fi->flags));
+	if (fd < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	ret = handle_new(fd, fi);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	cache_policy(n, fd, fi);
+	if (fuse_reply_open(req, fi) == -ENOENT) {
+		close(fd); /* the opener was interrupted and is gone */
+		free(fh_of(fi));
+	}
+}
+
+static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+			 struct fuse_file_info *fi)
+{
+	struct inode *p = inode_get(parent);
+	struct fuse_entry_param e;
+	int fd, ret;
+
+	fd = openat(p->fd, name, backing_flags(fi->flags) | O_CREAT, mode);
+	if (fd < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	entry_chown_new(req, p, name);
+	ret = handle_new(fd, fi);
+	if (!ret)
+		ret = entry_lookup(parent, name, &e);
+	if (ret) {
+		if (fi->fh) {
+			close(fd);
+			free(fh_of(fi));
+		}
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	cache_policy(inode_get(e.ino), fd, fi);
+	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		close(fd);
+		free(fh_of(fi));
+	}
+}
+
+static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct open_file *fh = fh_of(fi);
+	struct inode *n = inode_get(ino);
+	struct stat st;
+
+	/* What we leave in the kernel cache now matches the backing file. */
+	if (!fi->direct_io && !fstat(fh->fd, &st)) {
+		pthread_mutex_lock(&n->lock);
+		stamp_set(n, &st);
+		pthread_mutex_unlock(&n->lock);
+	}
+	close(fh->fd);
+	free(fh);
+	fuse_reply_err(req, 0);
+}
+
+static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	int fd = dup(fh_of(fi)->fd);
+
+	(void)ino;
+	/* Closing a duplicate reports deferred errors of network back ends and
+	 * drops POSIX locks the way close() does, without losing our descriptor. */
+	if (fd < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_err(req, close(fd) ? errno : 0);
+}
+
+static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fuse_reply_err(req, -backend_fsync(fh_of(fi)->fd, datasync));
+}
+
+static void accel_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	void *buf = scratch_get(size);
+	ssize_t n;
+
+	(void)ino;
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = backend_pread(fh_of(fi)->fd, buf, size, off);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, buf, n);
+}
+
+/* Write every memory segment of @bufv with one batch; other kinds via libfuse. */
+static ssize_t write_bufvec(int fd, struct fuse_bufvec *in, off_t off)
+{
+	struct iovec iov[16];
+	size_t i, cnt = in->count - in->idx;
+
+	if (cnt <= 16 && in->off == 0) {
+		for (i = 0; i < cnt; i++) {
+			const struct fuse_buf *b = &in->buf[in->idx + i];
+
+			if (b->flags & FUSE_BUF_IS_FD)
+				goto generic;
+			iov[i].iov_base = b->mem;
+			iov[i].iov_len = b->size;
+		}
+		return cnt == 1 ? backend_pwrite(fd, iov[0].iov_base, iov[0].iov_len, off) :
+				  backend_pwritev(fd, iov, (int)cnt, off);
+	}
+generic:;
+	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
+
+	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	out.buf[0].fd = fd;
+	out.buf[0].pos = off;
+	return fuse_buf_copy(&out, in, 0);
+}
+
+static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
+			    struct fuse_file_info *fi)
+{
+	ssize_t n = write_bufvec(fh_of(fi)->fd, in, off);
+
+	(void)ino;
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_write(req, n);
+}
+
+static void accel_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+			    struct fuse_file_info *fi)
+{
+	(void)ino;
+	fuse_reply_err(req, -backend_fallocate(fh_of(fi)->fd, mode, off, len));
+}
+
+static void accel_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+				  struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+				  struct fuse_file_info *fi_out, size_t len, int flags)
+{
+	ssize_t n = copy_file_range(fh_of(fi_in)->fd, &off_in, fh_of(fi_out)->fd, &off_out, len,
+				    (unsigned int)flags);
+
+	(void)ino_in;
+	(void)ino_out;
+	if (n < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_write(req, n);
+}
+
+static void accel_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+			struct fuse_file_info *fi)
+{
+	off_t res = lseek(fh_of(fi)->fd, off, whence);
+
+	(void)ino;
+	if (res < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_lseek(req, res);
+}
+
+void ops_file_fill(struct fuse_lowlevel_ops *ops)
+{
+	ops->open = accel_open;
+	ops->create = accel_create;
+	ops->release = accel_release;
+	ops->flush = accel_flush;
+	ops->fsync = accel_fsync;
+	ops->read = accel_read;
+	ops->write_buf = accel_write_buf;
+	ops->fallocate = accel_fallocate;
+	ops->copy_file_range = accel_copy_file_range;
+	ops->lseek = accel_lseek;
+}

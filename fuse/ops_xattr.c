@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ops_xattr.c - extended attributes, passed to the backing object.
+ *
+ * An O_PATH descriptor cannot carry f*xattr calls, so these go through
+ * /proc/self/fd/N, which names the backing object itself. Symbolic links
+ * cannot be reached that way without following them; Linux allows only
+ * trusted.* and security.* attributes on links, so they report none.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/xattr.h>
+
+#include "accelfs_i.h"
+
+#define XATTR_MAX (64 * 1024)
+
+static void reply_size_or_data(fuse_req_t req, ssize_t ret, const char *buf, size_t size)
+{
+	if (ret < 0)
+		fuse_reply_err(req, errno);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)ret);
+	else
+		fuse_reply_buf(req, buf, (size_t)ret);
+}
+
+static void accel_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct inode *n = inode_get(ino);
+	char path[PROC_FD_LEN], *buf = NULL;
+	ssize_t ret;
+
+	if (S_ISLNK(n->type)) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
+	if (size > XATTR_MAX)
+		size = XATTR_MAX;
+	if (size && !(buf = scratch_get(size))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ret = getxattr(proc_fd_path(n->fd, path), name, buf, size);
+	reply_size_or_data(req, ret, buf, size);
+}
+
+static void accel_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct inode *n = inode_get(ino);
+	char path[PROC_FD_LEN], *buf = NULL;
+	ssize_t ret;
+
+	if (S_ISLNK(n->type)) {
+		reply_size_or_data(req, 0, "", size);
+		return;
+	}
+	if (size > XATTR_MAX)
+		size = XATTR_MAX;
+	if (size && !(buf = scratch_get(size))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ret = listxattr(proc_fd_path(n->fd, path), buf, size);
+	reply_size_or_data(req, ret, buf, size);
+}
+
+static void accel_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			   size_t size, int flags)
+{
+	struct inode *n = inode_get(ino);
+	char path[PROC_FD_LEN];
+
+	if (S_ISLNK(n->type)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	fuse_reply_err(req, setxattr(proc_fd_path(n->fd, path), name, value, size, flags) ? errno :
+											     0);
+}
+
+static void accel_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct inode *n = inode_get(ino);
+	char path[PROC_FD_LEN];
+
+	if (S_ISLNK(n->type)) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
+	fuse_reply_err(req, removexattr(proc_fd_path(n->fd, path), name) ? errno : 0);
+}
+
+void ops_xattr_fill(struct fuse_lowlevel_ops *ops)
+{
+	ops->getxattr = accel_getxattr;
+	ops->listxattr = accel_listxattr;
+	ops->setxattr = accel_setxattr;
+	ops->removexattr = accel_removexattr;
+}

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: MIT
+/*
+ * options.c - parse and check the accelfs command line.
+ *
+ * A typo in a mount option must never mount something different from what
+ * the user asked for, so every -o key is either ours, a kernel mount flag we
+ * pass through, or an fstab-only word we knowingly ignore; anything else is a
+ * usage error naming the option.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+#define MAX_TIMEOUT (365.0 * 86400.0)
+
+/* Kernel mount flags handed to libfuse unchanged (it turns them into MS_* or mount data). */
+static const char *const passthrough_flags[] = {
+	"allow_root", "nosuid", "suid", "nodev", "dev", "noexec", "exec",
+	"noatime", "atime", "relatime", "norelatime", "strictatime", "nostrictatime",
+	"nodiratime", "diratime", "dirsync", "sync", "async", "lazytime", "nolazytime",
+	"auto_unmount", NULL,
+};
+
+/* Words that belong to mount(8)/fstab, not to the file system. */
+static const char *const fstab_words[] = {
+	"defaults", "auto", "noauto", "user", "users", "nouser", "owner", "group",
+	"_netdev", "nofail", "nosymfollow", NULL,
+};
+
+static bool in_list(const char *const *list, const char *word)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, word))
+			return true;
+	return false;
+}
+
+int opts_parse_uint(const char *s, unsigned int min, unsigned int max, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || v < min || v > max)
+		return -ERANGE;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+int opts_parse_seconds(const char *s, double *out)
+{
+	double v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || isnan(v))
+		return -EINVAL;
+	if (errno == ERANGE || v < 0 || v > MAX_TIMEOUT)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int opts_parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "on", "yes", "true", "1", NULL };
+	static const char *const no[] = { "off", "no", "false", "0", NULL };
+
+	if (s && in_list(yes, s))
+		*out = true;
+	else if (s && in_list(no, s))
+		*out = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_cache_mode(const char *s, enum kernel_cache_mode *out)
+{
+	if (!strcmp(s, "auto"))
+		*out = KERNEL_CACHE_AUTO;
+	else if (!strcmp(s, "always"))
+		*out = KERNEL_CACHE_ALWAYS;
+	else if (!strcmp(s, "never"))
+		*out = KERNEL_CACHE_NEVER;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static void defaults(struct accelfs_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->threads = 4;
+	o->clone_fd = true;
+	o->backend = BACKEND_AUTO;
+	o->queue_depth = 64;
+	o->attr_timeout = 1.0;
+	o->entry_timeout = 1.0;
+	o->negative_timeout = 1.0;
+	o->kernel_cache = KERNEL_CACHE_AUTO;
+	o->writeback = true;
+}
+
+static int append_mount_opt(struct accelfs_opts *o, const char *opt)
+{
+	size_t old = o->mount_opts ? strlen(o->mount_opts) : 0;
+	char *p = realloc(o->mount_opts, old + strlen(opt) + 2);
+
+	if (!p)
+		return -ENOMEM;
+	if (old)
+		p[old++] = ',';
+	strcpy(p + old, opt);
+	o->mount_opts = p;
+	return 0;
+}
+
+static int bad_value(const char *key, const char *val, int err, const char *expect)
+{
+	fprintf(stderr, "accelfs: option '%s=%s': %s (expected %s)\n", key, val,
+		err == -ERANGE ? "value out of range" : "malformed value", expect);
+	return -EINVAL;
+}
+
+/* Options with a value: key=value. Returns 0, -EINVAL (reported) or 1 (not ours). */
+static int parse_keyed(struct accelfs_opts *o, const char *key, const char *val)
+{
+	int ret;
+
+	if (!strcmp(key, "backend")) {
+		ret = backend_parse_kind(val, &o->backend);
+		return ret ? bad_value(key, val, ret, "auto, uring or sync") : 0;
+	}
+	if (!strcmp(key, "threads")) {
+		ret = opts_parse_uint(val, 1, 64, &o->threads);
+		return ret ? bad_value(key, val, ret, "a number from 1 to 64") : 0;
+	}
+	if (!strcmp(key, "queue_depth")) {
+		ret = opts_parse_uint(val, 1, 4096, &o->queue_depth);
+		return ret ? bad_value(key, val, ret, "a number from 1 to 4096") : 0;
+	}
+	if (!strcmp(key, "attr_timeout") || !strcmp(key, "entry_timeout") ||
+	    !strcmp(key, "negative_timeout")) {
+		double *dst = key[0] == 'a' ? &o->attr_timeout :
+			      key[0] == 'e' ? &o->entry_timeout : &o->negative_timeout;
+
+		ret = opts_parse_seconds(val, dst);
+		return ret ? bad_value(key, val, ret, "seconds from 0 to 31536000") : 0;
+	}
+	if (!strcmp(key, "kernel_cache")) {
+		ret = parse_cache_mode(val, &o->kernel_cache);
+		return ret ? bad_value(key, val, ret, "auto, always or never") : 0;
+	}
+	if (!strcmp(key, "writeback") || !strcmp(key, "clone_fd")) {
+		ret = opts_parse_bool(val, key[0] == 'w' ? &o->writeback : &o->clone_fd);
+		return ret ? bad_value(key, val, ret, "on or off") : 0;
+	}
+	return 1;
+}
+
+/* One element of an -o list. */
+static int parse_one(struct accelfs_opts *o, char *opt)
+{
+	char *eq = strchr(opt, '=');
+	int ret;
+
+	if (!*opt)
+		return 0;
+	if (eq) {
+		*eq = '\0';
+		ret = parse_keyed(o, opt, eq + 1);
+		if (ret <= 0)
+			return ret;
+		if (!strcmp(opt, "fsname") || !strcmp(opt, "max_read")) {
+			*eq = '=';
+			return append_mount_opt(o, opt);
+		}
+		/* mount.fuse3 adds subtype=; fstab may carry comment= and x-* */
+		if (!strcmp(opt, "subtype") || !strcmp(opt, "comment") || !strncmp(opt, "x-", 2))
+			return 0;
+		*eq = '=';
+	} else if (!strcmp(opt, "allow_other")) {
+		o->allow_other = true;
+		return 0;
+	} else if (!strcmp(opt, "default_permissions")) {
+		o->default_permissions = true;
+		return 0;
+	} else if (!strcmp(opt, "ro") || !strcmp(opt, "rw")) {
+		o->read_only = opt[0] == 'r' && opt[1] == 'o';
+		return 0;
+	} else if (!strcmp(opt, "debug")) {
+		o->debug = true;
+		return 0;
+	} else if (in_list(passthrough_flags, opt)) {
+		return append_mount_opt(o, opt);
+	} else if (in_list(fstab_words, opt) || !strncmp(opt, "x-", 2)) {
+		return 0;
+	}
+	fprintf(stderr, "accelfs: unknown option '%s' (see accelfs --help)\n", opt);
+	return -EINVAL;
+}
+
+static int parse_list(struct accelfs_opts *o, const char *list)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+	int ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save))
+		ret = parse_one(o, tok);
+	free(copy);
+	return ret;
+}
+
+static int parse_positional(struct accelfs_opts *o, const char *arg)
+{
+	if (!o->source)
+		o->source = strdup(arg);
+	else if (!o->mountpoint)
+		o->mountpoint = strdup(arg);
+	else {
+		fprintf(stderr, "accelfs: unexpected argument '%s' (see accelfs --help)\n", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Returns 0 or -EINVAL (reported); advances *i past a separate -o value. */
+static int parse_arg(struct accelfs_opts *o, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+
+	if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+		o->show_help = true;
+	else if (!strcmp(a, "-V") || !strcmp(a, "--version"))
+		o->show_version = true;
+	else if (!strcmp(a, "-f"))
+		o->foreground = true;
+	else if (!strcmp(a, "-d"))
+		o->debug = o->foreground = true;
+	else if (!strcmp(a, "-s"))
+		o->single_thread = true;
+	else if (!strcmp(a, "-o")) {
+		if (++*i >= argc) {
+			fprintf(stderr, "accelfs: option '-o' needs a value\n");
+			return -EINVAL;
+		}
+		return parse_list(o, argv[*i]);
+	} else if (!strncmp(a, "-o", 2))
+		return parse_list(o, a + 2);
+	else if (a[0] == '-' && a[1]) {
+		fprintf(stderr, "accelfs: unknown option '%s' (see accelfs --help)\n", a);
+		return -EINVAL;
+	} else
+		return parse_positional(o, a);
+	return 0;
+}
+
+int opts_parse(int argc, char **argv, struct accelfs_opts *o)
+{
+	int i, ret;
+
+	defaults(o);
+	for (i = 1; i < argc; i++) {
+		ret = parse_arg(o, argc, argv, &i);
+		if (ret)
+			return ret == -ENOMEM ? -EINVAL : ret;
+	}
+	if (o->debug)
+		o->foreground = true;
+	if (o->show_help || o->show_version)
+		return 1;
+	if (!o->source || !o->mountpoint) {
+		fprintf(stderr, "accelfs: expected SOURCE and MOUNTPOINT (see accelfs --help)\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void opts_free(struct accelfs_opts *o)
+{
+	free(o->source);
+	free(o->mountpoint);
+	free(o->mount_opts);
+	memset(o, 0, sizeof(*o));
+}
+
+void opts_print_help(const char *prog)
+{
+	printf("usage: %s SOURCE MOUNTPOINT [-o opt[,opt...]] [-f] [-d] [-s]\n"
+	       "\n"
+	       "Mount directory SOURCE at MOUNTPOINT through the accelfs I/O accelerator.\n"
+	       "\n"
+	       "general options:\n"
+	       "    -f                     stay in the foreground, log to stderr\n"
+	       "    -d, -o debug           foreground, and trace every FUSE request\n"
+	       "    -s                     single-threaded session loop\n"
+	       "    -h, --help             print this help and exit\n"
+	       "    -V, --version          print the version and exit\n"
+	       "\n"
+	       "accelfs options (-o):\n"
+	       "    backend=auto|uring|sync  backend I/O: io_uring, plain pread/pwrite, or io_uring\n"
+	       "                           with a fallback to sync (default: auto)\n"
+	       "    queue_depth=N          io_uring entries per worker thread, 1-4096 (default: 64)\n"
+	       "    threads=N              worker threads, 1-64 (default: 4)\n"
+	       "    clone_fd=on|off        one /dev/fuse descriptor per worker (default: on)\n"
+	       "    kernel_cache=auto|always|never\n"
+	       "                           keep the kernel page cache across opens while the\n"
+	       "                           backing file is unchanged (auto), always, or bypass\n"
+	       "                           it with direct I/O (never) (default: auto)\n"
+	       "    writeback=on|off       kernel writeback cache for writes (default: on)\n"
+	       "    attr_timeout=S         seconds attributes are cached (default: 1)\n"
+	       "    entry_timeout=S        seconds names are cached (default: 1)\n"
+	       "    negative_timeout=S     seconds a missing name is cached (default: 1)\n"
+	       "\n"
+	       "FUSE and mount options (-o):\n"
+	       "    allow_other            let other users use the mount (implies\n"
+	       "                           default_permissions when run as root)\n"
+	       "    default_permissions    the kernel checks permissions from file modes\n"
+	       "    ro, rw                 read-only or read-write mount (default: rw)\n"
+	       "    fsname=NAME            source shown in /proc/mounts (default: SOURCE)\n"
+	       "    nosuid, nodev, noexec, noatime, relatime, sync, dirsync, auto_unmount, ...\n"
+	       "                           passed to the kernel mount\n"
+	       "    defaults, auto, noauto, user, users, _netdev, nofail, x-*, comment=\n"
+	       "                           fstab words, accepted and ignored\n"
+	       "\n"
+	       "Examples:\n"
+	       "    accelfs /srv/data /mnt/data\n"
+	       "    mount -t fuse.accelfs /srv/data /mnt/data -o allow_other\n"
+	       "    /etc/fstab:  /srv/data  /mnt/data  fuse.accelfs  defaults,allow_other  0 0\n",
+	       prog);
+}
