@@ -30,15 +30,15 @@
 #include "options.h"
 
 struct inode {
-	int fd;                 /* O_PATH descriptor of the backing object; immutable */
-	dev_t dev;              /* immutable */
-	ino_t ino;              /* immutable */
-	mode_t type;            /* S_IFMT bits; immutable */
-	uint64_t nlookup;       /* kernel references; under the table lock */
-	struct inode *hnext;    /* hash chain; under the table lock */
+	int fd;		     /* O_PATH descriptor of the backing object; immutable */
+	dev_t dev;	     /* immutable */
+	ino_t ino;	     /* immutable */
+	mode_t type;	     /* S_IFMT bits; immutable */
+	uint64_t nlookup;    /* kernel references; under the table lock */
+	struct inode *hnext; /* hash chain; under the table lock */
 
-	pthread_mutex_t lock;   /* protects the fields below */
-	bool stamp_valid;       /* backing file state when the kernel cache was last known good */
+	pthread_mutex_t lock; /* protects the fields below */
+	bool stamp_valid;     /* backing file state when the kernel cache was last known good */
 	struct timespec stamp_mtime;
 	struct timespec stamp_ctime;
 	off_t stamp_size;
@@ -57,9 +57,9 @@ struct dir_handle {
 
 struct accelfs {
 	struct accelfs_opts opts;
-	char *source_real;      /* canonical SOURCE path */
+	char *source_real; /* canonical SOURCE path */
 	struct inode root;
-	bool chown_new;         /* root daemon: give new objects to the caller */
+	bool chown_new; /* root daemon: give new objects to the caller */
 	struct fuse_session *se;
 };
 

@@ -15,9 +15,9 @@
 #include "accelfs_i.h"
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct inode **table;    /* under table_lock */
-static size_t table_size;       /* power of two; under table_lock */
-static size_t table_count;      /* under table_lock */
+static struct inode **table; /* under table_lock */
+static size_t table_size;    /* power of two; under table_lock */
+static size_t table_count;   /* under table_lock */
 
 static size_t slot_of(dev_t dev, ino_t ino, size_t size)
 {

@@ -108,10 +108,13 @@ static int setup_backend(void)
 	char why[160];
 
 	if (backend_init(accelfs.opts.backend, accelfs.opts.queue_depth, why, sizeof(why)))
-		return fail("io_uring is not usable (%s); use -o backend=auto or backend=sync", why);
+		return fail("io_uring is not usable (%s); use -o backend=auto or backend=sync",
+			    why);
 	if (accelfs.opts.backend == BACKEND_AUTO && backend_active() == BACKEND_SYNC)
-		fprintf(stderr, "accelfs: warning: io_uring is not usable (%s); "
-				"using pread/pwrite instead\n", why);
+		fprintf(stderr,
+			"accelfs: warning: io_uring is not usable (%s); "
+			"using pread/pwrite instead\n",
+			why);
 	return 0;
 }
 

@@ -34,9 +34,9 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	log_msg(LOG_INFO, "mounted %s: backend %s, writeback cache %s, kernel_cache %s",
 		accelfs.source_real, backend_kind_name(backend_active()),
 		accelfs.opts.writeback ? "on" : "off",
-		accelfs.opts.kernel_cache == KERNEL_CACHE_AUTO     ? "auto" :
-		accelfs.opts.kernel_cache == KERNEL_CACHE_ALWAYS ? "always" :
-								   "never");
+		accelfs.opts.kernel_cache == KERNEL_CACHE_AUTO	   ? "auto"
+		: accelfs.opts.kernel_cache == KERNEL_CACHE_ALWAYS ? "always"
+								   : "never");
 }
 
 void ops_fill(struct fuse_lowlevel_ops *ops)

@@ -155,8 +155,7 @@ static void accel_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_in
 	fuse_reply_err(req, 0);
 }
 
-static void accel_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
-			   struct fuse_file_info *fi)
+static void accel_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	int fd = dirfd(dh_of(fi)->dp);
 

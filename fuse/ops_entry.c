@@ -250,8 +250,8 @@ static void accel_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, con
 
 	res = linkat(n->fd, "", np->fd, newname, AT_EMPTY_PATH);
 	if (res && (errno == ENOENT || errno == EPERM) && !S_ISLNK(n->type))
-		res = linkat(AT_FDCWD, proc_fd_path(n->fd, path), np->fd, newname,
-			     AT_SYMLINK_FOLLOW);
+		res =
+		    linkat(AT_FDCWD, proc_fd_path(n->fd, path), np->fd, newname, AT_SYMLINK_FOLLOW);
 	if (res) {
 		fuse_reply_err(req, errno);
 		return;
@@ -296,8 +296,8 @@ static void accel_access(fuse_req_t req, fuse_ino_t ino, int mask)
 		fuse_reply_err(req, 0);
 		return;
 	}
-	fuse_reply_err(req, faccessat(AT_FDCWD, proc_fd_path(n->fd, path), mask, AT_EACCESS) ?
-				    errno : 0);
+	fuse_reply_err(req, faccessat(AT_FDCWD, proc_fd_path(n->fd, path), mask, AT_EACCESS) ? errno
+											     : 0);
 }
 
 void ops_entry_fill(struct fuse_lowlevel_ops *ops)

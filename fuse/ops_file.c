@@ -240,8 +240,8 @@ static ssize_t write_bufvec(int fd, struct fuse_bufvec *in, off_t off)
 			iov[i].iov_base = b->mem;
 			iov[i].iov_len = b->size;
 		}
-		return cnt == 1 ? backend_pwrite(fd, iov[0].iov_base, iov[0].iov_len, off) :
-				  backend_pwritev(fd, iov, (int)cnt, off);
+		return cnt == 1 ? backend_pwrite(fd, iov[0].iov_base, iov[0].iov_len, off)
+				: backend_pwritev(fd, iov, (int)cnt, off);
 	}
 generic:;
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));

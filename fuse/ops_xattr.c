@@ -75,8 +75,8 @@ static void accel_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, con
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	fuse_reply_err(req, setxattr(proc_fd_path(n->fd, path), name, value, size, flags) ? errno :
-											     0);
+	fuse_reply_err(req,
+		       setxattr(proc_fd_path(n->fd, path), name, value, size, flags) ? errno : 0);
 }
 
 static void accel_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)

@@ -19,16 +19,16 @@
 
 /* Kernel mount flags handed to libfuse unchanged (it turns them into MS_* or mount data). */
 static const char *const passthrough_flags[] = {
-	"allow_root", "nosuid", "suid", "nodev", "dev", "noexec", "exec",
-	"noatime", "atime", "relatime", "norelatime", "strictatime", "nostrictatime",
-	"nodiratime", "diratime", "dirsync", "sync", "async", "lazytime", "nolazytime",
-	"auto_unmount", NULL,
+	"allow_root",	 "nosuid",     "suid",	       "nodev",	   "dev",	 "noexec",
+	"exec",		 "noatime",    "atime",	       "relatime", "norelatime", "strictatime",
+	"nostrictatime", "nodiratime", "diratime",     "dirsync",  "sync",	 "async",
+	"lazytime",	 "nolazytime", "auto_unmount", NULL,
 };
 
 /* Words that belong to mount(8)/fstab, not to the file system. */
 static const char *const fstab_words[] = {
-	"defaults", "auto", "noauto", "user", "users", "nouser", "owner", "group",
-	"_netdev", "nofail", "nosymfollow", NULL,
+	"defaults", "auto",  "noauto",	"user",	  "users",	 "nouser",
+	"owner",    "group", "_netdev", "nofail", "nosymfollow", NULL,
 };
 
 static bool in_list(const char *const *list, const char *word)
@@ -154,8 +154,9 @@ static int parse_keyed(struct accelfs_opts *o, const char *key, const char *val)
 	}
 	if (!strcmp(key, "attr_timeout") || !strcmp(key, "entry_timeout") ||
 	    !strcmp(key, "negative_timeout")) {
-		double *dst = key[0] == 'a' ? &o->attr_timeout :
-			      key[0] == 'e' ? &o->entry_timeout : &o->negative_timeout;
+		double *dst = key[0] == 'a'   ? &o->attr_timeout
+			      : key[0] == 'e' ? &o->entry_timeout
+					      : &o->negative_timeout;
 
 		ret = opts_parse_seconds(val, dst);
 		return ret ? bad_value(key, val, ret, "seconds from 0 to 31536000") : 0;
@@ -301,46 +302,47 @@ void opts_free(struct accelfs_opts *o)
 
 void opts_print_help(const char *prog)
 {
-	printf("usage: %s SOURCE MOUNTPOINT [-o opt[,opt...]] [-f] [-d] [-s]\n"
-	       "\n"
-	       "Mount directory SOURCE at MOUNTPOINT through the accelfs I/O accelerator.\n"
-	       "\n"
-	       "general options:\n"
-	       "    -f                     stay in the foreground, log to stderr\n"
-	       "    -d, -o debug           foreground, and trace every FUSE request\n"
-	       "    -s                     single-threaded session loop\n"
-	       "    -h, --help             print this help and exit\n"
-	       "    -V, --version          print the version and exit\n"
-	       "\n"
-	       "accelfs options (-o):\n"
-	       "    backend=auto|uring|sync  backend I/O: io_uring, plain pread/pwrite, or io_uring\n"
-	       "                           with a fallback to sync (default: auto)\n"
-	       "    queue_depth=N          io_uring entries per worker thread, 1-4096 (default: 64)\n"
-	       "    threads=N              worker threads, 1-64 (default: 4)\n"
-	       "    clone_fd=on|off        one /dev/fuse descriptor per worker (default: on)\n"
-	       "    kernel_cache=auto|always|never\n"
-	       "                           keep the kernel page cache across opens while the\n"
-	       "                           backing file is unchanged (auto), always, or bypass\n"
-	       "                           it with direct I/O (never) (default: auto)\n"
-	       "    writeback=on|off       kernel writeback cache for writes (default: on)\n"
-	       "    attr_timeout=S         seconds attributes are cached (default: 1)\n"
-	       "    entry_timeout=S        seconds names are cached (default: 1)\n"
-	       "    negative_timeout=S     seconds a missing name is cached (default: 1)\n"
-	       "\n"
-	       "FUSE and mount options (-o):\n"
-	       "    allow_other            let other users use the mount (implies\n"
-	       "                           default_permissions when run as root)\n"
-	       "    default_permissions    the kernel checks permissions from file modes\n"
-	       "    ro, rw                 read-only or read-write mount (default: rw)\n"
-	       "    fsname=NAME            source shown in /proc/mounts (default: SOURCE)\n"
-	       "    nosuid, nodev, noexec, noatime, relatime, sync, dirsync, auto_unmount, ...\n"
-	       "                           passed to the kernel mount\n"
-	       "    defaults, auto, noauto, user, users, _netdev, nofail, x-*, comment=\n"
-	       "                           fstab words, accepted and ignored\n"
-	       "\n"
-	       "Examples:\n"
-	       "    accelfs /srv/data /mnt/data\n"
-	       "    mount -t fuse.accelfs /srv/data /mnt/data -o allow_other\n"
-	       "    /etc/fstab:  /srv/data  /mnt/data  fuse.accelfs  defaults,allow_other  0 0\n",
-	       prog);
+	printf(
+	    "usage: %s SOURCE MOUNTPOINT [-o opt[,opt...]] [-f] [-d] [-s]\n"
+	    "\n"
+	    "Mount directory SOURCE at MOUNTPOINT through the accelfs I/O accelerator.\n"
+	    "\n"
+	    "general options:\n"
+	    "    -f                     stay in the foreground, log to stderr\n"
+	    "    -d, -o debug           foreground, and trace every FUSE request\n"
+	    "    -s                     single-threaded session loop\n"
+	    "    -h, --help             print this help and exit\n"
+	    "    -V, --version          print the version and exit\n"
+	    "\n"
+	    "accelfs options (-o):\n"
+	    "    backend=auto|uring|sync  backend I/O: io_uring, plain pread/pwrite, or io_uring\n"
+	    "                           with a fallback to sync (default: auto)\n"
+	    "    queue_depth=N          io_uring entries per worker thread, 1-4096 (default: 64)\n"
+	    "    threads=N              worker threads, 1-64 (default: 4)\n"
+	    "    clone_fd=on|off        one /dev/fuse descriptor per worker (default: on)\n"
+	    "    kernel_cache=auto|always|never\n"
+	    "                           keep the kernel page cache across opens while the\n"
+	    "                           backing file is unchanged (auto), always, or bypass\n"
+	    "                           it with direct I/O (never) (default: auto)\n"
+	    "    writeback=on|off       kernel writeback cache for writes (default: on)\n"
+	    "    attr_timeout=S         seconds attributes are cached (default: 1)\n"
+	    "    entry_timeout=S        seconds names are cached (default: 1)\n"
+	    "    negative_timeout=S     seconds a missing name is cached (default: 1)\n"
+	    "\n"
+	    "FUSE and mount options (-o):\n"
+	    "    allow_other            let other users use the mount (implies\n"
+	    "                           default_permissions when run as root)\n"
+	    "    default_permissions    the kernel checks permissions from file modes\n"
+	    "    ro, rw                 read-only or read-write mount (default: rw)\n"
+	    "    fsname=NAME            source shown in /proc/mounts (default: SOURCE)\n"
+	    "    nosuid, nodev, noexec, noatime, relatime, sync, dirsync, auto_unmount, ...\n"
+	    "                           passed to the kernel mount\n"
+	    "    defaults, auto, noauto, user, users, _netdev, nofail, x-*, comment=\n"
+	    "                           fstab words, accepted and ignored\n"
+	    "\n"
+	    "Examples:\n"
+	    "    accelfs /srv/data /mnt/data\n"
+	    "    mount -t fuse.accelfs /srv/data /mnt/data -o allow_other\n"
+	    "    /etc/fstab:  /srv/data  /mnt/data  fuse.accelfs  defaults,allow_other  0 0\n",
+	    prog);
 }

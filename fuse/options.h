@@ -21,29 +21,29 @@ enum kernel_cache_mode {
 };
 
 struct accelfs_opts {
-	char *source;            /* as given */
-	char *mountpoint;        /* as given */
+	char *source;	  /* as given */
+	char *mountpoint; /* as given */
 	bool foreground;
 	bool debug;
 	bool single_thread;
 	bool show_help;
 	bool show_version;
-	unsigned int threads;    /* worker threads of the session loop */
-	bool clone_fd;           /* one /dev/fuse fd per worker */
+	unsigned int threads; /* worker threads of the session loop */
+	bool clone_fd;	      /* one /dev/fuse fd per worker */
 	enum backend_kind backend;
 	unsigned int queue_depth; /* io_uring entries per worker ring */
 	double attr_timeout;
 	double entry_timeout;
 	double negative_timeout;
 	enum kernel_cache_mode kernel_cache;
-	bool writeback;          /* kernel writeback cache */
+	bool writeback; /* kernel writeback cache */
 	bool allow_other;
 	bool default_permissions;
 	bool read_only;
-	char *mount_opts;        /* options passed through to the kernel mount, comma list */
+	char *mount_opts; /* options passed through to the kernel mount, comma list */
 };
 
-#define OPTS_EXIT_OK 0    /* --help/--version printed */
+#define OPTS_EXIT_OK 0	  /* --help/--version printed */
 #define OPTS_EXIT_USAGE 2 /* bad command line */
 
 /*

@@ -14,8 +14,8 @@
 static enum backend_kind active = BACKEND_SYNC;
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct backend_thread_stats *stats_live;   /* under stats_lock */
-static struct backend_stats stats_retired;        /* under stats_lock */
+static struct backend_thread_stats *stats_live; /* under stats_lock */
+static struct backend_stats stats_retired;	/* under stats_lock */
 static pthread_key_t stats_key;
 static pthread_once_t stats_once = PTHREAD_ONCE_INIT;
 static __thread struct backend_thread_stats *my_stats;
@@ -185,7 +185,9 @@ static ssize_t submit_one(struct backend_op *op)
 
 ssize_t backend_pread(int fd, void *buf, size_t len, off_t off)
 {
-	struct backend_op op = { .op = BACKEND_OP_READ, .fd = fd, .buf = buf, .len = len, .off = off };
+	struct backend_op op = {
+		.op = BACKEND_OP_READ, .fd = fd, .buf = buf, .len = len, .off = off
+	};
 
 	return submit_one(&op);
 }
@@ -212,9 +214,11 @@ static ssize_t submit_vec(enum backend_op_code code, int fd, const struct iovec 
 	if (iovcnt > 16 && !(ops = calloc(iovcnt, sizeof(*ops))))
 		return -ENOMEM;
 	for (i = 0; i < iovcnt; i++) {
-		ops[i] = (struct backend_op){
-			.op = code, .fd = fd, .buf = iov[i].iov_base, .len = iov[i].iov_len, .off = off
-		};
+		ops[i] = (struct backend_op){ .op = code,
+					      .fd = fd,
+					      .buf = iov[i].iov_base,
+					      .len = iov[i].iov_len,
+					      .off = off };
 		off += iov[i].iov_len;
 	}
 	ret = backend_submit(ops, iovcnt);
@@ -244,7 +248,8 @@ ssize_t backend_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off)
 
 int backend_fsync(int fd, bool datasync)
 {
-	struct backend_op op = { .op = datasync ? BACKEND_OP_FDATASYNC : BACKEND_OP_FSYNC, .fd = fd };
+	struct backend_op op = { .op = datasync ? BACKEND_OP_FDATASYNC : BACKEND_OP_FSYNC,
+				 .fd = fd };
 
 	return (int)submit_one(&op);
 }

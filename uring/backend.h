@@ -25,19 +25,19 @@
 
 enum backend_kind {
 	BACKEND_AUTO = 0, /* io_uring if it works, else sync with a warning */
-	BACKEND_URING,    /* io_uring or fail */
-	BACKEND_SYNC,     /* pread/pwrite */
+	BACKEND_URING,	  /* io_uring or fail */
+	BACKEND_SYNC,	  /* pread/pwrite */
 };
 
 /* Counters, summed over all threads that ever did I/O. */
 struct backend_stats {
-	uint64_t reads;       /* read operations completed */
-	uint64_t writes;      /* write operations completed */
-	uint64_t fsyncs;      /* fsync + fdatasync */
+	uint64_t reads;	 /* read operations completed */
+	uint64_t writes; /* write operations completed */
+	uint64_t fsyncs; /* fsync + fdatasync */
 	uint64_t fallocates;
 	uint64_t read_bytes;
 	uint64_t write_bytes;
-	uint64_t syscalls;    /* io_uring_enter() or plain I/O system calls issued */
+	uint64_t syscalls; /* io_uring_enter() or plain I/O system calls issued */
 };
 
 enum backend_op_code {
@@ -52,10 +52,10 @@ enum backend_op_code {
 struct backend_op {
 	enum backend_op_code op;
 	int fd;
-	void *buf;    /* READ/WRITE */
-	size_t len;   /* READ/WRITE/FALLOCATE */
+	void *buf;  /* READ/WRITE */
+	size_t len; /* READ/WRITE/FALLOCATE */
 	off_t off;
-	int mode;     /* FALLOCATE */
+	int mode; /* FALLOCATE */
 	ssize_t res;
 };
 

@@ -23,8 +23,7 @@ struct backend_thread_stats *backend_my_stats(void);
 
 static inline void backend_count(uint64_t *counter, uint64_t n)
 {
-	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + n,
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
 }
 
 void backend_count_op(const struct backend_op *op);

@@ -168,7 +168,8 @@ static bool complete(struct backend_op *op, size_t *done, int res)
 		return true;
 	}
 	if (res == 0) {
-		op->res = *done ? (ssize_t)*done : (op->op == BACKEND_OP_WRITE && op->len ? -EIO : 0);
+		op->res =
+		    *done ? (ssize_t)*done : (op->op == BACKEND_OP_WRITE && op->len ? -EIO : 0);
 		return true;
 	}
 	*done += res;
@@ -199,7 +200,8 @@ static int run_chunk(struct thread_ring *tr, struct backend_op *ops, unsigned in
 
 	for (i = 0; i < n; i++) {
 		done[i] = 0;
-		if ((ops[i].op == BACKEND_OP_READ || ops[i].op == BACKEND_OP_WRITE) && !ops[i].len) {
+		if ((ops[i].op == BACKEND_OP_READ || ops[i].op == BACKEND_OP_WRITE) &&
+		    !ops[i].len) {
 			ops[i].res = 0;
 			continue;
 		}
@@ -215,7 +217,8 @@ static int run_chunk(struct thread_ring *tr, struct backend_op *ops, unsigned in
 		if (ret < 0 && ret != -EINTR)
 			return ret;
 		seen = 0;
-		io_uring_for_each_cqe(&tr->ring, head, cqe) {
+		io_uring_for_each_cqe(&tr->ring, head, cqe)
+		{
 			i = (unsigned int)io_uring_cqe_get_data64(cqe);
 			seen++;
 			if (i >= n)
