@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * accel.c - the `accel` command: dispatch to a subcommand from one table.
+ * Adding a subcommand is one file tools/cmd_<name>.c plus one line below.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "util.h"
+
+struct accel_cmd {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv);
+};
+
+static const struct accel_cmd commands[] = {
+	{ "analyze", "show a file's on-disk layout; write its FDL", cmd_analyze },
+	{ "convert", "rebuild a file as an FDL describes, verified, optionally in place",
+	  cmd_convert },
+	{ "defrag", "rewrite fragmented files contiguously, keeping all metadata", cmd_defrag },
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+int cmd_open_source(const char *path, int flags)
+{
+	int fd = open(path, flags | O_NOATIME | O_CLOEXEC);
+
+	if (fd < 0 && errno == EPERM) /* O_NOATIME needs ownership */
+		fd = open(path, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int cmd_signal_exit(void)
+{
+	return util_stop_sig ? 128 + util_stop_sig : 0;
+}
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "Usage: accel COMMAND [OPTION]... [ARG]...\n"
+		   "       accel help COMMAND | --help | --version\n\n"
+		   "Layout and tuning tools for accelfs.\n\nCommands:\n");
+	for (i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nRun 'accel COMMAND --help' for a command's options. Exit status: 0 done,\n"
+		   "1 some file failed, 2 usage error, 128+N stopped by signal N.\n"
+		   "See accel(1) and docs/defrag.md.\n");
+}
+
+static const struct accel_cmd *find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < N_COMMANDS; i++) {
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	}
+	return NULL;
+}
+
+static int run_help(int argc, char **argv)
+{
+	const struct accel_cmd *cmd;
+	char *args[] = { NULL, "--help", NULL };
+
+	if (argc < 3) {
+		usage(stdout);
+		return 0;
+	}
+	cmd = find(argv[2]);
+	if (!cmd) {
+		util_err("help", NULL, "unknown command '%s'", argv[2]);
+		return EXIT_USAGE;
+	}
+	args[0] = argv[2];
+	return cmd->run(2, args);
+}
+
+int main(int argc, char **argv)
+{
+	const struct accel_cmd *cmd;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("accel (accelfs) %s\n", ACCELFS_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "help") == 0)
+		return run_help(argc, argv);
+	cmd = find(argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "accel: unknown command '%s' (see 'accel --help')\n", argv[1]);
+		return EXIT_USAGE;
+	}
+	util_signals_install();
+	return cmd->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd.h - the accel subcommands. Each is one file tools/cmd_<name>.c with
+ * one entry point, listed once in the table in tools/accel.c.
+ *
+ * Exit codes shared by all subcommands (documented in accel(1)):
+ *   0  everything asked for was done
+ *   1  at least one file failed (the message says which and why)
+ *   2  usage error (bad option or arguments)
+ *   128+N  stopped by signal N (SIGINT: 130) after cleaning up
+ */
+#ifndef ACCELFS_TOOLS_CMD_H
+#define ACCELFS_TOOLS_CMD_H
+
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+
+int cmd_analyze(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_defrag(int argc, char **argv);
+
+/* Open @path for reading without updating its atime where we may. -errno. */
+int cmd_open_source(const char *path, int flags);
+
+/* The exit code after a signal stopped the run, or 0 when none did. */
+int cmd_signal_exit(void);
+
+#endif

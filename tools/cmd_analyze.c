@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_analyze.c - `accel analyze FILE...`: the on-disk layout of each file
+ * from FIEMAP (text or --json), and with --fdl a FILE.fdl describing how to
+ * rebuild it contiguously with the same ownership, mode and accelfs tuning.
+ * Never modifies the files it looks at (they are opened O_NOATIME if we may).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "fdl.h"
+#include "fiemap.h"
+#include "meta.h"
+#include "mountres.h"
+#include "util.h"
+
+struct analyze_opts {
+	bool json;
+	bool fdl;
+	unsigned int printed; /* JSON objects so far */
+};
+
+struct analysis {
+	const char *path;     /* as given */
+	char backing[PATH_MAX];
+	struct stat st;
+	struct fiemap_stats fs;
+	uint64_t map_end;     /* logical end of the last extent */
+	char fdl_path[PATH_MAX + 8];
+};
+
+static void help(void)
+{
+	printf("Usage: accel analyze [--json] [--fdl] FILE...\n\n"
+	       "Show where each FILE's data lies: size, allocated bytes, extents (kernel\n"
+	       "extents merged when physically contiguous), holes, unwritten extents, a\n"
+	       "fragmentation score (0 = ideal, 90 = ten times the extents needed) and the\n"
+	       "ideal layout (one extent per run of data between holes).\n\n"
+	       "  --fdl    also write FILE.fdl: allocation, ownership, mode and every\n"
+	       "           user.accelfs.* attribute, for 'accel convert --fdl'\n"
+	       "  --json   one JSON array on stdout, for scripts\n"
+	       "  -h, --help\n\n"
+	       "Paths inside an accelfs mount are analysed on the backing file.\n"
+	       "Exit status: 0 all analysed, 1 some file failed, 2 usage error.\n");
+}
+
+static int measure(int fd, struct analysis *a)
+{
+	struct fiemap_map map;
+	int ret;
+
+	ret = fiemap_read(fd, &map);
+	if (ret < 0)
+		return ret;
+	fiemap_stats(&map, (uint64_t)a->st.st_size, &a->fs);
+	a->map_end = map.n ? map.ext[map.n - 1].logical + map.ext[map.n - 1].length : 0;
+	fiemap_free(&map);
+	return 0;
+}
+
+static int write_fdl(int fd, struct analysis *a)
+{
+	struct fdl fdl;
+	char comment[256];
+	const char *base = strrchr(a->path, '/');
+	FILE *f;
+	int ret;
+
+	fdl_init(&fdl);
+	fdl.name = strdup(base ? base + 1 : a->path);
+	fdl.has_size = fdl.has_preallocate = fdl.has_uid = fdl.has_gid = fdl.has_mode = true;
+	fdl.size = (uint64_t)a->st.st_size;
+	fdl.preallocate = a->map_end > fdl.size ? a->map_end : fdl.size;
+	fdl.uid = a->st.st_uid;
+	fdl.gid = a->st.st_gid;
+	fdl.mode = a->st.st_mode & 07777;
+	ret = fdl.name ? meta_accelfs_load(fd, &fdl) : -ENOMEM;
+	snprintf(a->fdl_path, sizeof(a->fdl_path), "%s.fdl", a->path);
+	f = ret < 0 ? NULL : fopen(a->fdl_path, "we");
+	if (ret == 0 && !f)
+		ret = -errno;
+	snprintf(comment, sizeof(comment),
+		 "# accelfs file definition, written by accel analyze %s\n"
+		 "# now: %llu extents, ideal %llu. Use: accel convert --fdl FILE.fdl IN OUT\n",
+		 ACCELFS_VERSION, (unsigned long long)a->fs.extents,
+		 (unsigned long long)a->fs.data_runs);
+	if (f) {
+		ret = fdl_write(f, &fdl, comment);
+		if (fclose(f) != 0 && ret == 0)
+			ret = -errno;
+	}
+	fdl_free(&fdl);
+	return ret;
+}
+
+static void print_text(const struct analysis *a)
+{
+	const struct fiemap_stats *fs = &a->fs;
+	char b1[32], b2[32];
+
+	printf("%s%s%s\n", a->path, strcmp(a->path, a->backing) ? " -> " : "",
+	       strcmp(a->path, a->backing) ? a->backing : "");
+	printf("  size           %llu (%s)\n", (unsigned long long)a->st.st_size,
+	       util_bytes((uint64_t)a->st.st_size, b1, sizeof(b1)));
+	printf("  allocated      %llu (%s)\n", (unsigned long long)a->st.st_blocks * 512ULL,
+	       util_bytes((uint64_t)a->st.st_blocks * 512, b2, sizeof(b2)));
+	printf("  extents        %llu (%llu as the kernel counts them)\n",
+	       (unsigned long long)fs->extents, (unsigned long long)fs->kernel_extents);
+	printf("  holes          %llu (%llu bytes)\n", (unsigned long long)fs->holes,
+	       (unsigned long long)fs->hole_bytes);
+	printf("  unwritten      %llu\n", (unsigned long long)fs->unwritten);
+	printf("  fragmentation  %.1f\n", fs->score);
+	printf("  ideal          %llu extent%s (one per data run)%s\n",
+	       (unsigned long long)fs->data_runs, fs->data_runs == 1 ? "" : "s",
+	       fs->extents > fs->data_runs ? "" : ", already ideal");
+	if (a->fdl_path[0])
+		printf("  fdl            %s\n", a->fdl_path);
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void print_json(const struct analysis *a, struct analyze_opts *o)
+{
+	const struct fiemap_stats *fs = &a->fs;
+
+	printf("%s\n  {\"path\": ", o->printed++ ? "," : "");
+	json_string(a->path);
+	printf(", \"backing\": ");
+	json_string(a->backing);
+	printf(", \"size\": %llu, \"allocated\": %llu, \"extents\": %llu, "
+	       "\"kernel_extents\": %llu, \"ideal_extents\": %llu, \"holes\": %llu, "
+	       "\"hole_bytes\": %llu, \"unwritten\": %llu, \"fragmentation\": %.1f, \"fdl\": ",
+	       (unsigned long long)a->st.st_size, (unsigned long long)a->st.st_blocks * 512ULL,
+	       (unsigned long long)fs->extents, (unsigned long long)fs->kernel_extents,
+	       (unsigned long long)fs->data_runs, (unsigned long long)fs->holes,
+	       (unsigned long long)fs->hole_bytes, (unsigned long long)fs->unwritten, fs->score);
+	if (a->fdl_path[0])
+		json_string(a->fdl_path);
+	else
+		printf("null");
+	printf("}");
+}
+
+static const char *reason(int err)
+{
+	if (err == -EOPNOTSUPP)
+		return "the file system does not report extents (no FIEMAP)";
+	return strerror(-err);
+}
+
+static int analyze_one(const char *path, struct analyze_opts *o)
+{
+	struct analysis a = { .path = path };
+	int fd, ret;
+
+	ret = mountres_resolve(path, a.backing, sizeof(a.backing));
+	fd = ret < 0 ? ret : cmd_open_source(a.backing, O_RDONLY);
+	if (fd < 0) {
+		util_err("analyze", path, "%s", strerror(-fd));
+		return -1;
+	}
+	ret = fstat(fd, &a.st) < 0 ? -errno : 0;
+	if (ret == 0 && !S_ISREG(a.st.st_mode))
+		ret = S_ISDIR(a.st.st_mode) ? -EISDIR : -EINVAL;
+	if (ret == 0)
+		ret = measure(fd, &a);
+	if (ret == 0 && o->fdl && (ret = write_fdl(fd, &a)) < 0)
+		util_err("analyze", a.fdl_path, "cannot write the FDL: %s", strerror(-ret));
+	else if (ret < 0)
+		util_err("analyze", path, "%s", ret == -EINVAL ? "not a regular file" : reason(ret));
+	close(fd);
+	if (ret < 0)
+		return -1;
+	if (o->json)
+		print_json(&a, o);
+	else
+		print_text(&a);
+	return 0;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "fdl", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct analyze_opts o = { 0 };
+	int ch, i, failed = 0;
+
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (ch == 'j')
+			o.json = true;
+		else if (ch == 'f')
+			o.fdl = true;
+		else if (ch == 'h')
+			help();
+		else
+			return EXIT_USAGE;
+		if (ch == 'h')
+			return 0;
+	}
+	if (optind >= argc) {
+		util_err("analyze", NULL, "no FILE given (see 'accel analyze --help')");
+		return EXIT_USAGE;
+	}
+	if (o.json)
+		printf("[");
+	for (i = optind; i < argc; i++)
+		failed |= analyze_one(argv[i], &o) < 0;
+	if (o.json)
+		printf("\n]\n");
+	return failed ? EXIT_FAIL : 0;
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mountres.c - map paths inside accelfs mounts to their backing files by
+ * reading the mount table (see mountres.h). The innermost mount containing
+ * the path decides: a path under a non-accelfs mount nested inside an
+ * accelfs mount is left alone.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mountres.h"
+
+#define ACCELFS_FSTYPE "fuse.accelfs"
+
+/* Append component @c (length @n) to the absolute path in @out. */
+static int push_component(char *out, size_t len, const char *c, size_t n)
+{
+	size_t used = strlen(out);
+	char *slash;
+
+	if (n == 0 || (n == 1 && c[0] == '.'))
+		return 0;
+	if (n == 2 && c[0] == '.' && c[1] == '.') {
+		slash = strrchr(out, '/');
+		slash[slash == out ? 1 : 0] = '\0';
+		return 0;
+	}
+	if (used + n + 2 > len)
+		return -ENAMETOOLONG;
+	if (used > 1)
+		out[used++] = '/';
+	memcpy(out + used, c, n);
+	out[used + n] = '\0';
+	return 0;
+}
+
+static int push_path(char *out, size_t len, const char *p)
+{
+	const char *end;
+	int ret = 0;
+
+	while (*p && ret == 0) {
+		end = strchrnul(p, '/');
+		ret = push_component(out, len, p, (size_t)(end - p));
+		p = *end ? end + 1 : end;
+	}
+	return ret;
+}
+
+int mountres_normalize(const char *path, char *out, size_t len)
+{
+	char cwd[PATH_MAX];
+	int ret;
+
+	if (len < 2)
+		return -ENAMETOOLONG;
+	strcpy(out, "/");
+	if (path[0] != '/') {
+		if (!getcwd(cwd, sizeof(cwd)))
+			return -errno;
+		ret = push_path(out, len, cwd);
+		if (ret < 0)
+			return ret;
+	}
+	return push_path(out, len, path);
+}
+
+/* Undo mountinfo's \ooo escapes (space, tab, newline, backslash) in place. */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = '\0';
+}
+
+int mountres_parse_line(char *line, char **mnt, char **fstype, char **source)
+{
+	char *field[16], *save = NULL, *tok;
+	int n = 0, sep = -1;
+
+	for (tok = strtok_r(line, " \n", &save); tok && n < 16; tok = strtok_r(NULL, " \n", &save)) {
+		if (sep < 0 && n >= 6 && strcmp(tok, "-") == 0)
+			sep = n;
+		field[n++] = tok;
+	}
+	if (sep < 0 || n < sep + 3)
+		return -EINVAL;
+	*mnt = field[4];
+	*fstype = field[sep + 1];
+	*source = field[sep + 2];
+	unescape(*mnt);
+	unescape(*source);
+	return 0;
+}
+
+/* Length of mount point @mnt if it contains @abs, else 0 ("/" counts as 1). */
+static size_t covers(const char *mnt, const char *abs)
+{
+	size_t n = strlen(mnt);
+
+	if (strcmp(mnt, "/") == 0)
+		return 1;
+	if (strncmp(abs, mnt, n) == 0 && (abs[n] == '\0' || abs[n] == '/'))
+		return n;
+	return 0;
+}
+
+struct best {
+	size_t len;
+	int accelfs;
+	char source[PATH_MAX];
+	char rel[PATH_MAX];
+};
+
+static void consider(struct best *b, char *line, const char *abs)
+{
+	char *mnt, *fstype, *source;
+	size_t n;
+
+	if (mountres_parse_line(line, &mnt, &fstype, &source) < 0)
+		return;
+	n = covers(mnt, abs);
+	if (n == 0 || n < b->len)
+		return;
+	b->len = n;
+	b->accelfs = strcmp(fstype, ACCELFS_FSTYPE) == 0 && source[0] == '/';
+	snprintf(b->source, sizeof(b->source), "%s", source);
+	snprintf(b->rel, sizeof(b->rel), "%s", n == 1 ? abs + 1 : abs + n + (abs[n] == '/'));
+}
+
+/* Read the table and return the innermost mount containing @abs (NULL: none/ENOMEM). */
+static struct best *innermost(const char *mountinfo, const char *abs)
+{
+	char line[3 * PATH_MAX];
+	struct best *b;
+	FILE *f;
+
+	f = fopen(mountinfo, "re");
+	if (!f)
+		return NULL;
+	b = calloc(1, sizeof(*b));
+	while (b && fgets(line, sizeof(line), f))
+		consider(b, line, abs);
+	fclose(f);
+	return b;
+}
+
+int mountres_resolve_in(const char *mountinfo, const char *path, char *out, size_t len)
+{
+	char abs[PATH_MAX];
+	struct best *b;
+	int n, ret;
+
+	ret = mountres_normalize(path, abs, sizeof(abs));
+	if (ret < 0)
+		return ret;
+	b = innermost(mountinfo, abs);
+	if (b && b->accelfs) {
+		n = snprintf(out, len, "%s%s%s", b->source, b->rel[0] ? "/" : "", b->rel);
+		ret = 1;
+	} else {
+		n = snprintf(out, len, "%s", path);
+		ret = 0;
+	}
+	free(b);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : ret;
+}
+
+int mountres_resolve(const char *path, char *out, size_t len)
+{
+	const char *table = getenv("ACCEL_TEST_MOUNTINFO");
+
+	return mountres_resolve_in(table ? table : "/proc/self/mountinfo", path, out, len);
+}
