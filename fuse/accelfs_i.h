@@ -57,7 +57,8 @@ struct dir_handle {
 
 struct accelfs {
 	struct accelfs_opts opts;
-	char *source_real; /* canonical SOURCE path */
+	char *source_real;     /* canonical SOURCE path */
+	char *mountpoint_real; /* canonical MOUNTPOINT path */
 	struct inode root;
 	bool chown_new; /* root daemon: give new objects to the caller */
 	struct fuse_session *se;

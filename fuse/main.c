@@ -83,7 +83,8 @@ static int check_mountpoint(const char *mnt)
 		free(real);
 		return -1;
 	}
-	free(real);
+	/* The daemon changes to / when it detaches: keep the absolute path. */
+	accelfs.mountpoint_real = real;
 	return 0;
 }
 
@@ -184,11 +185,11 @@ static void *shutdown_thread(void *arg)
 	(void)arg;
 	while (read(shutdown_pipe[0], &c, 1) < 0 && errno == EINTR)
 		;
-	log_msg(LOG_NOTICE, "signal %d: flushing and unmounting %s", c, accelfs.opts.mountpoint);
-	fd = open(accelfs.opts.mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	log_msg(LOG_NOTICE, "signal %d: flushing and unmounting %s", c, accelfs.mountpoint_real);
+	fd = open(accelfs.mountpoint_real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		if (syncfs(fd))
-			log_msg(LOG_ERR, "syncfs %s: %s", accelfs.opts.mountpoint, strerror(errno));
+			log_msg(LOG_ERR, "syncfs %s: %s", accelfs.mountpoint_real, strerror(errno));
 		close(fd);
 	}
 	fuse_session_exit(accelfs.se);
@@ -196,12 +197,12 @@ static void *shutdown_thread(void *arg)
 	return NULL;
 }
 
+/* Before mounting, so a signal during start-up is not lost. */
 static int setup_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_shutdown_signal };
 	struct sigaction wake = { .sa_handler = on_wakeup_signal };
 	struct sigaction ign = { .sa_handler = SIG_IGN };
-	pthread_t tid;
 
 	if (pipe2(shutdown_pipe, O_CLOEXEC))
 		return fail("pipe: %s", strerror(errno));
@@ -212,9 +213,19 @@ static int setup_signals(void)
 	    sigaction(SIGHUP, &sa, NULL) || sigaction(SIGUSR2, &wake, NULL) ||
 	    sigaction(SIGPIPE, &ign, NULL))
 		return fail("sigaction: %s", strerror(errno));
+	return 0;
+}
+
+/* After detaching: threads do not survive fork(). */
+static int start_shutdown_thread(void)
+{
+	pthread_t tid;
+
 	main_thread = pthread_self();
-	if (pthread_create(&tid, NULL, shutdown_thread, NULL))
-		return fail("cannot start the shutdown thread");
+	if (pthread_create(&tid, NULL, shutdown_thread, NULL)) {
+		log_msg(LOG_ERR, "cannot start the shutdown thread");
+		return -1;
+	}
 	pthread_detach(tid);
 	return 0;
 }
@@ -270,7 +281,7 @@ static int run(void)
 		goto out;
 	if (setup_signals())
 		goto out_destroy;
-	if (fuse_session_mount(accelfs.se, accelfs.opts.mountpoint)) {
+	if (fuse_session_mount(accelfs.se, accelfs.mountpoint_real)) {
 		fail("%s: mount failed", accelfs.opts.mountpoint);
 		goto out_destroy;
 	}
@@ -278,8 +289,10 @@ static int run(void)
 		goto out_unmount;
 	if (!accelfs.opts.foreground)
 		log_to_syslog();
+	if (start_shutdown_thread())
+		goto out_unmount;
 	ret = serve(accelfs.se) < 0 ? EXIT_RUNTIME : 0;
-	log_msg(LOG_INFO, "unmounting %s", accelfs.opts.mountpoint);
+	log_msg(LOG_INFO, "unmounting %s", accelfs.mountpoint_real);
 out_unmount:
 	fuse_session_unmount(accelfs.se);
 out_destroy:
@@ -308,6 +321,7 @@ int main(int argc, char **argv)
 	ret = prepare() ? EXIT_RUNTIME : run();
 	inode_table_destroy();
 	free(accelfs.source_real);
+	free(accelfs.mountpoint_real);
 	opts_free(&accelfs.opts);
 	return ret;
 }

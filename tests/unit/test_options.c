@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_options.c - the accelfs command line: defaults, every option, and
+ * the typos and out-of-range values that must be refused before mounting.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cunit_main.h"
+#include "options.h"
+
+static int parse(struct accelfs_opts *o, const char *const *args)
+{
+	char *argv[32];
+	int argc = 0;
+
+	argv[argc++] = "accelfs";
+	while (*args && argc < 31)
+		argv[argc++] = (char *)*args++;
+	argv[argc] = NULL;
+	return opts_parse(argc, argv, o);
+}
+
+static void test_defaults(void)
+{
+	struct accelfs_opts o;
+	const char *args[] = { "/src", "/mnt", NULL };
+
+	CU_ASSERT_EQUAL(parse(&o, args), 0);
+	CU_ASSERT_STRING_EQUAL(o.source, "/src");
+	CU_ASSERT_STRING_EQUAL(o.mountpoint, "/mnt");
+	CU_ASSERT_EQUAL(o.threads, 4);
+	CU_ASSERT_EQUAL(o.backend, BACKEND_AUTO);
+	CU_ASSERT_EQUAL(o.kernel_cache, KERNEL_CACHE_AUTO);
+	CU_ASSERT_TRUE(o.writeback);
+	CU_ASSERT_TRUE(o.clone_fd);
+	CU_ASSERT_FALSE(o.foreground);
+	CU_ASSERT_FALSE(o.read_only);
+	CU_ASSERT_PTR_NULL(o.mount_opts);
+	opts_free(&o);
+}
+
+static void test_all_options(void)
+{
+	struct accelfs_opts o;
+	const char *args[] = { "-o",   "backend=sync,threads=8,queue_depth=128,kernel_cache=never",
+			       "/src", "-oattr_timeout=2.5,entry_timeout=0,negative_timeout=7",
+			       "-o",   "writeback=off,clone_fd=no,allow_other,ro,nosuid,noatime",
+			       "/mnt", "-f",
+			       "-s",   NULL };
+
+	CU_ASSERT_EQUAL_FATAL(parse(&o, args), 0);
+	CU_ASSERT_EQUAL(o.backend, BACKEND_SYNC);
+	CU_ASSERT_EQUAL(o.threads, 8);
+	CU_ASSERT_EQUAL(o.queue_depth, 128);
+	CU_ASSERT_EQUAL(o.kernel_cache, KERNEL_CACHE_NEVER);
+	CU_ASSERT_DOUBLE_EQUAL(o.attr_timeout, 2.5, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(o.entry_timeout, 0, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(o.negative_timeout, 7, 1e-9);
+	CU_ASSERT_FALSE(o.writeback);
+	CU_ASSERT_FALSE(o.clone_fd);
+	CU_ASSERT_TRUE(o.allow_other);
+	CU_ASSERT_TRUE(o.read_only);
+	CU_ASSERT_TRUE(o.foreground);
+	CU_ASSERT_TRUE(o.single_thread);
+	CU_ASSERT_STRING_EQUAL(o.mount_opts, "nosuid,noatime");
+	opts_free(&o);
+}
+
+static void test_fstab_words_ignored(void)
+{
+	struct accelfs_opts o;
+	const char *args[] = { "/src", "/mnt", "-o",
+			       "defaults,rw,auto,_netdev,nofail,x-systemd.automount,comment=x,"
+			       "subtype=accelfs,dev,suid",
+			       NULL };
+
+	CU_ASSERT_EQUAL_FATAL(parse(&o, args), 0);
+	CU_ASSERT_FALSE(o.read_only);
+	CU_ASSERT_STRING_EQUAL(o.mount_opts, "dev,suid");
+	opts_free(&o);
+}
+
+static void expect_usage_error(const char *const *args)
+{
+	struct accelfs_opts o;
+
+	CU_ASSERT_EQUAL(parse(&o, args), -EINVAL);
+	opts_free(&o);
+}
+
+static void test_rejects(void)
+{
+	const char *typo[] = { "/s", "/m", "-o", "writeback_cach=on", NULL };
+	const char *unknown_flag[] = { "/s", "/m", "--frobnicate", NULL };
+	const char *threads0[] = { "/s", "/m", "-o", "threads=0", NULL };
+	const char *threads_big[] = { "/s", "/m", "-o", "threads=65", NULL };
+	const char *threads_junk[] = { "/s", "/m", "-o", "threads=4x", NULL };
+	const char *threads_neg[] = { "/s", "/m", "-o", "threads=-1", NULL };
+	const char *backend[] = { "/s", "/m", "-o", "backend=aio", NULL };
+	const char *cache[] = { "/s", "/m", "-o", "kernel_cache=sometimes", NULL };
+	const char *timeout[] = { "/s", "/m", "-o", "attr_timeout=nan", NULL };
+	const char *timeout_neg[] = { "/s", "/m", "-o", "attr_timeout=-1", NULL };
+	const char *boolean[] = { "/s", "/m", "-o", "writeback=maybe", NULL };
+	const char *one_arg[] = { "/s", NULL };
+	const char *three_args[] = { "/s", "/m", "/x", NULL };
+	const char *dangling_o[] = { "/s", "/m", "-o", NULL };
+
+	expect_usage_error(typo);
+	expect_usage_error(unknown_flag);
+	expect_usage_error(threads0);
+	expect_usage_error(threads_big);
+	expect_usage_error(threads_junk);
+	expect_usage_error(threads_neg);
+	expect_usage_error(backend);
+	expect_usage_error(cache);
+	expect_usage_error(timeout);
+	expect_usage_error(timeout_neg);
+	expect_usage_error(boolean);
+	expect_usage_error(one_arg);
+	expect_usage_error(three_args);
+	expect_usage_error(dangling_o);
+}
+
+static void test_help_version(void)
+{
+	struct accelfs_opts o;
+	const char *help[] = { "--help", NULL };
+	const char *version[] = { "-V", NULL };
+
+	CU_ASSERT_EQUAL(parse(&o, help), 1);
+	CU_ASSERT_TRUE(o.show_help);
+	opts_free(&o);
+	CU_ASSERT_EQUAL(parse(&o, version), 1);
+	CU_ASSERT_TRUE(o.show_version);
+	opts_free(&o);
+}
+
+static void test_helpers(void)
+{
+	unsigned int u = 0;
+	double d = 0;
+	bool b = false;
+
+	CU_ASSERT_EQUAL(opts_parse_uint("17", 1, 20, &u), 0);
+	CU_ASSERT_EQUAL(u, 17);
+	CU_ASSERT_EQUAL(opts_parse_uint("21", 1, 20, &u), -ERANGE);
+	CU_ASSERT_EQUAL(opts_parse_uint("", 1, 20, &u), -EINVAL);
+	CU_ASSERT_EQUAL(opts_parse_uint("99999999999999999999", 0, 20, &u), -ERANGE);
+	CU_ASSERT_EQUAL(opts_parse_seconds("0.25", &d), 0);
+	CU_ASSERT_DOUBLE_EQUAL(d, 0.25, 1e-12);
+	CU_ASSERT_EQUAL(opts_parse_seconds("1e99", &d), -ERANGE);
+	CU_ASSERT_EQUAL(opts_parse_seconds("1s", &d), -EINVAL);
+	CU_ASSERT_EQUAL(opts_parse_bool("yes", &b), 0);
+	CU_ASSERT_TRUE(b);
+	CU_ASSERT_EQUAL(opts_parse_bool("off", &b), 0);
+	CU_ASSERT_FALSE(b);
+	CU_ASSERT_EQUAL(opts_parse_bool("2", &b), -EINVAL);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("options", NULL, NULL);
+	CU_add_test(s, "defaults", test_defaults);
+	CU_add_test(s, "all options", test_all_options);
+	CU_add_test(s, "fstab words ignored", test_fstab_words_ignored);
+	CU_add_test(s, "bad input rejected", test_rejects);
+	CU_add_test(s, "help and version", test_help_version);
+	CU_add_test(s, "value parsers", test_helpers);
+	return cunit_run();
+}
