@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: MIT
+/*
+ * files.c - the pool's file table: which backing file each slot caches, its
+ * quota, epoch and coherence sequence, and the handles open on it.
+ *
+ * A slot is keyed by (st_dev, st_ino) and outlives its handles, so data
+ * cached through one open (or one daemon) serves the next. When the table is
+ * full the least recently used slot is reused, preferring slots nobody has
+ * open and nobody pinned. Reuse and invalidation are O(1): bumping the slot's
+ * epoch makes all its buffers unreachable (I4) and the clock recycles them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "pool_i.h"
+
+struct pool_fslot *pool_fslot(struct pool_file *pf)
+{
+	return &pf->pool->files[pf->slot];
+}
+
+uint64_t pool_file_validator(const struct pool_file_id *id)
+{
+	uint64_t v[3] = { id->size, (uint64_t)id->mtime_ns, (uint64_t)id->ctime_ns };
+	uint64_t h = 0xcbf29ce484222325ULL;
+	const uint8_t *b = (const uint8_t *)v;
+
+	for (size_t i = 0; i < sizeof(v); i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* Add @delta to the reachable-buffer count of epoch @epoch, if still current (I4). */
+void pool_fslot_resident_add(struct pool_fslot *fs, uint32_t epoch, int delta)
+{
+	uint64_t old = LOAD(&fs->residency), new;
+
+	do {
+		if (pool_epoch_of(old) != epoch || (delta < 0 && (uint32_t)old == 0))
+			return;
+		new = old + (uint64_t)(int64_t)delta;
+	} while (!__atomic_compare_exchange_n(&fs->residency, &old, new, false, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+}
+
+/* Make every cached bucket of the slot stale: wseq first (I5), then epoch (I4). */
+void pool_fslot_bump_epoch(struct pool_fslot *fs)
+{
+	uint64_t old, new;
+
+	__atomic_fetch_add(&fs->wseq, 1, __ATOMIC_SEQ_CST);
+	old = LOAD(&fs->residency);
+	do
+		new = (uint64_t)(pool_epoch_of(old) + 1) << 32;
+	while (!__atomic_compare_exchange_n(&fs->residency, &old, new, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED));
+}
+
+static uint32_t *fchain_of(struct pool *pool, uint64_t dev, uint64_t ino)
+{
+	uint64_t h = (ino * 0x9e3779b97f4a7c15ULL) ^ (dev * 0xc2b2ae3d27d4eb4fULL);
+
+	return &pool->fchains[(h ^ (h >> 31)) & (pool->nfchains - 1)];
+}
+
+/* files_lock held: the slot of (dev, ino), or POOL_NONE. -EUCLEAN if a chain is bad. */
+static int find_slot(struct pool *pool, uint64_t dev, uint64_t ino, uint32_t *slot)
+{
+	uint32_t f = *fchain_of(pool, dev, ino);
+
+	for (uint32_t steps = 0; f != POOL_NONE; steps++) {
+		if (f >= pool->nfiles || steps >= pool->nfiles)
+			return -EUCLEAN;
+		if (pool->files[f].state == POOL_FSLOT_USED && pool->files[f].dev == dev &&
+		    pool->files[f].ino == ino)
+			break;
+		f = pool->files[f].fnext;
+	}
+	*slot = f;
+	return 0;
+}
+
+static void fchain_unlink(struct pool *pool, uint32_t slot)
+{
+	struct pool_fslot *fs = &pool->files[slot];
+	uint32_t *pp = fchain_of(pool, fs->dev, fs->ino);
+
+	for (uint32_t steps = 0; *pp != POOL_NONE && *pp < pool->nfiles &&
+				 steps < pool->nfiles; steps++) {
+		if (*pp == slot) {
+			*pp = fs->fnext;
+			return;
+		}
+		pp = &pool->files[*pp].fnext;
+	}
+}
+
+/*
+ * files_lock held, after a holder died or a chain was found corrupt: finish
+ * or undo half-done identity changes (I6), rebuild the chains, recompute the
+ * totals. Uses nothing but the slots themselves.
+ */
+void pool_files_repair(struct pool *pool)
+{
+	struct pool_header *h = pool->hdr;
+
+	memset(pool->fchains, 0xff, (size_t)pool->nfchains * sizeof(uint32_t));
+	h->reserved = 0;
+	h->files_used = 0;
+	for (uint32_t f = 0; f < pool->nfiles; f++) {
+		struct pool_fslot *fs = &pool->files[f];
+		uint32_t *chain;
+
+		if (LOAD(&fs->idgen) & 1) {
+			fs->state = POOL_FSLOT_FREE;
+			pool_fslot_bump_epoch(fs);
+			STORE_REL(&fs->idgen, fs->idgen + 1);
+		}
+		if (fs->state != POOL_FSLOT_USED) {
+			fs->state = POOL_FSLOT_FREE;
+			continue;
+		}
+		if (fs->reserve > pool->nbufs - pool->nbufs / 8)
+			STORE(&fs->reserve, 0);
+		h->reserved += fs->reserve;
+		h->files_used++;
+		chain = fchain_of(pool, fs->dev, fs->ino);
+		fs->fnext = *chain;
+		*chain = f;
+	}
+	if (h->reserved > pool->nbufs - pool->nbufs / 8)
+		for (uint32_t f = 0; f < pool->nfiles; f++)
+			STORE(&pool->files[f].reserve, 0);
+}
+
+/* files_lock held: a free slot, else the least recently used idle one. */
+static uint32_t pick_slot(struct pool *pool)
+{
+	uint32_t best = POOL_NONE, rank, best_rank = 4;
+	uint64_t best_use = UINT64_MAX;
+
+	for (uint32_t i = 0; i < pool->nfiles; i++) {
+		uint32_t f = (pool->hdr->file_hint + i) % pool->nfiles;
+		const struct pool_fslot *fs = &pool->files[f];
+
+		if (fs->state != POOL_FSLOT_USED) {
+			pool->hdr->file_hint = f + 1;
+			return f;
+		}
+		/* 0: closed, unpinned; 1: closed, pinned; 2: open (leaked by a dead process?) */
+		rank = fs->opens ? 2 : fs->reserve ? 1 : 0;
+		if (rank < best_rank || (rank == best_rank && fs->last_use < best_use)) {
+			best = f;
+			best_rank = rank;
+			best_use = fs->last_use;
+		}
+	}
+	return best;
+}
+
+static void set_path(struct pool_fslot *fs, const char *path)
+{
+	size_t n = path ? strlen(path) : 0;
+
+	/* pool_copy: the monitor may be reading it (under the idgen seqlock). */
+	if (n < POOL_PATH_LEN) {
+		pool_copy(fs->path, path ? path : "", n + 1);
+		return;
+	}
+	/* Keep the tail: it names the file. */
+	pool_copy(fs->path, "...", 3);
+	pool_copy(fs->path + 3, path + n - (POOL_PATH_LEN - 4), POOL_PATH_LEN - 4);
+	STORE(&fs->path[POOL_PATH_LEN - 1], '\0');
+}
+
+/* files_lock held: give slot @f to the file @id (I6: idgen odd meanwhile). */
+static void claim_slot(struct pool *pool, uint32_t f, const struct pool_file_id *id,
+		       const char *path)
+{
+	struct pool_fslot *fs = &pool->files[f];
+	uint32_t *chain;
+
+	STORE_REL(&fs->idgen, fs->idgen | 1);
+	if (fs->state == POOL_FSLOT_USED) {
+		fchain_unlink(pool, f);
+		pool->hdr->reserved -= fs->reserve;
+		pool->hdr->files_used--;
+	}
+	pool_fslot_bump_epoch(fs);
+	fs->dev = id->dev;
+	fs->ino = id->ino;
+	fs->validator = pool_file_validator(id);
+	fs->opens = 0;
+	fs->quota = 0;
+	STORE(&fs->reserve, 0);
+	for (int c = 0; c < POOL_C_FILE_MAX; c++)
+		STORE(&fs->c[c], 0);
+	set_path(fs, path);
+	fs->state = POOL_FSLOT_USED;
+	pool->hdr->files_used++;
+	chain = fchain_of(pool, id->dev, id->ino);
+	fs->fnext = *chain;
+	*chain = f;
+	STORE_REL(&fs->idgen, fs->idgen + 1);
+}
+
+/* Buffers @quota asks to reserve for a file of @size bytes. */
+static uint32_t quota_want(const struct pool *pool, uint32_t quota, uint64_t size)
+{
+	uint64_t want = quota;
+
+	if (quota == POOL_QUOTA_ALL)
+		want = (size + pool->bsize - 1) >> pool->bshift;
+	return want > pool->nbufs ? pool->nbufs : (uint32_t)want;
+}
+
+/* files_lock held: set slot @f's quota, clamped so 1/8 of the pool stays unreserved. */
+static uint32_t apply_quota(struct pool *pool, uint32_t f, uint32_t quota, uint64_t size)
+{
+	struct pool_fslot *fs = &pool->files[f];
+	uint32_t cap = pool->nbufs - pool->nbufs / 8;
+	uint32_t others = pool->hdr->reserved - fs->reserve;
+	uint32_t want = quota_want(pool, quota, size);
+
+	if (others >= cap)
+		want = 0;
+	else if (want > cap - others)
+		want = cap - others;
+	fs->quota = quota;
+	STORE(&fs->reserve, want);
+	pool->hdr->reserved = others + want;
+	return want;
+}
+
+/* files_lock held: find or claim the slot for @id, and open it. */
+static int get_locked(struct pool *pool, const struct pool_file_id *id, const char *path,
+		      uint32_t quota, uint32_t *slot)
+{
+	uint32_t f;
+	int ret = find_slot(pool, id->dev, id->ino, &f);
+
+	if (ret == -EUCLEAN) {
+		pool_files_repair(pool);
+		ret = find_slot(pool, id->dev, id->ino, &f);
+	}
+	if (ret)
+		return ret;
+	if (f == POOL_NONE) {
+		f = pick_slot(pool);
+		if (f == POOL_NONE)
+			return -ENOSPC;
+		claim_slot(pool, f, id, path);
+	} else if (pool->files[f].validator != pool_file_validator(id)) {
+		pool_fslot_bump_epoch(&pool->files[f]); /* the backing file changed */
+		pool->files[f].validator = pool_file_validator(id);
+	}
+	if (quota && quota_want(pool, quota, id->size) > pool->files[f].reserve)
+		apply_quota(pool, f, quota, id->size);
+	pool->files[f].opens++;
+	pool->files[f].last_use = ++pool->hdr->tick;
+	*slot = f;
+	return 0;
+}
+
+int pool_file_get(struct pool *pool, const struct pool_file_id *id, const char *path,
+		  uint32_t quota, struct pool_file **out)
+{
+	struct pool_file *pf;
+	int ret;
+
+	if (pool->readonly)
+		return -EROFS;
+	pf = calloc(1, sizeof(*pf));
+	if (!pf)
+		return -ENOMEM;
+	ret = pool_files_lock(pool);
+	if (!ret) {
+		ret = get_locked(pool, id, path, quota, &pf->slot);
+		pf->idgen = pool->files[pf->slot < pool->nfiles ? pf->slot : 0].idgen;
+		pool_files_unlock(pool);
+	}
+	if (ret) {
+		free(pf);
+		return ret;
+	}
+	pf->pool = pool;
+	*out = pf;
+	return 0;
+}
+
+void pool_file_put(struct pool_file *pf)
+{
+	struct pool *pool;
+	struct pool_fslot *fs;
+
+	if (!pf)
+		return;
+	pool = pf->pool;
+	fs = pool_fslot(pf);
+	if (!pool_files_lock(pool)) {
+		if (fs->idgen == pf->idgen && fs->opens > 0) {
+			fs->opens--;
+			fs->last_use = ++pool->hdr->tick;
+		}
+		pool_files_unlock(pool);
+	}
+	free(pf);
+}
+
+int pool_file_set_quota(struct pool_file *pf, uint32_t quota)
+{
+	struct pool *pool = pf->pool;
+	struct pool_fslot *fs = pool_fslot(pf);
+	int ret = pool_files_lock(pool);
+
+	if (ret)
+		return ret;
+	if (fs->idgen != pf->idgen)
+		ret = -ESTALE;
+	else
+		ret = (int)apply_quota(pool, pf->slot, quota,
+				       quota == POOL_QUOTA_ALL ? (uint64_t)pool->nbufs
+									 << pool->bshift
+							       : 0);
+	pool_files_unlock(pool);
+	return ret;
+}
+
+int pool_invalidate_file(struct pool_file *pf)
+{
+	struct pool_fslot *fs = pool_fslot(pf);
+
+	if (LOAD_ACQ(&fs->idgen) != pf->idgen)
+		return -ESTALE;
+	pool_count(pf, 0, POOL_C_INVALIDATIONS, (uint32_t)LOAD(&fs->residency));
+	pool_fslot_bump_epoch(fs);
+	return 0;
+}
+
+int pool_ticket_get(struct pool_file *pf, struct pool_ticket *t)
+{
+	struct pool_fslot *fs = pool_fslot(pf);
+
+	if (LOAD_ACQ(&fs->idgen) != pf->idgen)
+		return -ESTALE;
+	/* Epoch before wseq: a bump in between leaves an old epoch, which is harmless. */
+	t->epoch = pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST));
+	t->wseq = __atomic_load_n(&fs->wseq, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+bool pool_ticket_valid(struct pool_file *pf, const struct pool_ticket *t)
+{
+	struct pool_fslot *fs = pool_fslot(pf);
+
+	return LOAD_ACQ(&fs->idgen) == pf->idgen &&
+	       __atomic_load_n(&fs->wseq, __ATOMIC_SEQ_CST) == t->wseq &&
+	       pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST)) == t->epoch;
+}

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pool.h - the global buffer pool: file data cached in POSIX shared memory
+ * and shared by every accelfs process on the host that names the same pool
+ * (RMS "global buffers").
+ *
+ * The pool caches fixed-size buckets of files identified by (st_dev, st_ino)
+ * and a validator of (size, mtime, ctime). It never does backend I/O: the
+ * caller reads a bucket from the backend and hands it to pool_fill(), or
+ * uses the stream front (stream.h), which does the local -> global -> backend
+ * sequence with a read callback.
+ *
+ * Guarantees: hits take no lock (per-buffer seqlock); a process killed at any
+ * moment, locks held or not, leaves the pool usable and correct for the
+ * others; every index read from shared memory is bounds-checked; statistics
+ * are always collected in the pool. See docs/cache.md for the design.
+ *
+ * All functions returning int or ssize_t return >= 0 on success and -errno
+ * on failure. Handles are not shared between processes; a struct pool and its
+ * files may be used by many threads at once.
+ */
+#ifndef ACCELFS_CACHE_POOL_H
+#define ACCELFS_CACHE_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pool_layout.h"
+
+struct pool;
+struct pool_file;
+
+#define POOL_DEFAULT_NAME "/accelfs-default"
+#define POOL_DEFAULT_BUCKET (64U * 1024)
+#define POOL_DEFAULT_SIZE (64ULL * 1024 * 1024)
+#define POOL_MIN_BUCKET (4U * 1024)
+#define POOL_MAX_BUCKET (4U * 1024 * 1024)
+
+struct pool_config {
+	const char *name;     /* shm name ("/x"); NULL means POOL_DEFAULT_NAME */
+	uint32_t bucket_size; /* creation only; 0 means POOL_DEFAULT_BUCKET */
+	uint32_t nbufs;       /* creation only: buffer count; 0: use size */
+	uint64_t size;        /* creation only: data bytes; 0 and nbufs 0: default */
+	uint32_t max_files;   /* creation only: file slots; 0: derived from size */
+	uint32_t nshards;     /* creation only: power of two; 0: derived */
+	mode_t mode;          /* creation only: 0 means 0600 */
+	bool no_create;       /* attach only, -ENOENT if the pool does not exist */
+	char *err;            /* if set, receives a one-line reason on failure */
+	size_t errlen;
+};
+
+/*
+ * pool_open - attach to the pool cfg->name, creating it if it does not exist.
+ * An existing pool keeps its own geometry (bucket size, count): creation
+ * fields of @cfg are then ignored; pool_info() tells what was found.
+ * Refuses (-EPROTO) a pool of another layout version, magic, byte order or
+ * libc mutex size, and (-EUCLEAN) one whose geometry is inconsistent.
+ * -ENOMEM / -ENOSPC when the pool exceeds physical memory / free space in
+ * /dev/shm, -EINVAL for bad parameters; cfg->err explains.
+ */
+int pool_open(const struct pool_config *cfg, struct pool **out);
+
+/* Attach read-only (monitor, tools): stats and iteration only. */
+int pool_open_readonly(const char *name, struct pool **out, char *err, size_t errlen);
+
+/* Detach. The pool stays (it is sized once and kept) until pool_unlink(). */
+void pool_close(struct pool *pool);
+
+/* Remove the named segment; attached processes keep their mapping. */
+int pool_unlink(const char *name);
+
+struct pool_info {
+	uint32_t bucket_size;
+	uint32_t nbufs;
+	uint32_t nshards;
+	uint32_t nfiles;
+	uint32_t files_used;
+	uint32_t reserved;     /* buffers reserved by quotas */
+	uint64_t total_size;   /* segment bytes */
+	uint64_t data_size;    /* nbufs * bucket_size */
+	uint64_t meta_size;    /* total_size - data_size */
+	bool created;          /* this pool_open() created the segment */
+	bool readonly;
+};
+void pool_info(const struct pool *pool, struct pool_info *info);
+
+/* The identity of a backing file, from fstat() at open. */
+struct pool_file_id {
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t size;
+	int64_t mtime_ns;
+	int64_t ctime_ns;
+};
+
+/* The validator pool_file_get() derives from size, mtime and ctime. */
+uint64_t pool_file_validator(const struct pool_file_id *id);
+
+/*
+ * pool_file_get - open a handle on the file @id (one "active stream").
+ * Finds the file's slot or takes one (reusing the least recently used idle
+ * slot when the table is full). If the slot's validator differs from @id's,
+ * all its buffers are dropped first. @path (may be NULL) is kept, truncated
+ * to its tail, for display. @quota: buffers of this file never evicted by
+ * other files (0 none, POOL_QUOTA_ALL the whole file); it can only raise an
+ * existing quota and is clamped so quotas never reserve more than 7/8 of the
+ * pool. Returns 0 or -ENOSPC (every slot busy), -EROFS (read-only pool).
+ */
+int pool_file_get(struct pool *pool, const struct pool_file_id *id, const char *path,
+		  uint32_t quota, struct pool_file **out);
+
+/* Close a handle from pool_file_get(). Cached data stays. */
+void pool_file_put(struct pool_file *pf);
+
+/* Set the quota (buffers) exactly, lowering included. Returns granted quota. */
+int pool_file_set_quota(struct pool_file *pf, uint32_t quota);
+
+/*
+ * Coherence ticket: take one before reading a bucket from the backend and
+ * pass it to pool_fill(); a write, truncate or invalidation in between makes
+ * the fill a no-op, so stale data is never inserted.
+ */
+struct pool_ticket {
+	uint32_t epoch;
+	uint64_t wseq;
+};
+int pool_ticket_get(struct pool_file *pf, struct pool_ticket *t);
+
+/* True while nothing has changed the file's cached bytes since @t was taken. */
+bool pool_ticket_valid(struct pool_file *pf, const struct pool_ticket *t);
+
+/*
+ * pool_read - copy @len bytes at @off of bucket @bucket into @buf if cached.
+ * Returns bytes copied (less than @len, even 0, only where the file ends in
+ * this bucket), -ENOENT on a miss, -ESTALE if the handle's slot was reused
+ * (get a new handle). Counts a global attempt and, on success, a hit.
+ */
+ssize_t pool_read(struct pool_file *pf, uint64_t bucket, void *buf, size_t off, size_t len);
+
+/*
+ * pool_fill - insert bucket @bucket with @len bytes (< bucket size only at end
+ * of file) read from the backend under ticket @t. Returns 1 if inserted or
+ * already present, 0 if dropped (stale ticket, or every buffer of its shard
+ * reserved by quotas), -EINVAL, -ESTALE.
+ */
+int pool_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket,
+	      const void *data, size_t len);
+
+/*
+ * pool_write_update - after @len bytes at file offset @off were written to the
+ * backend, and before the write is acknowledged: update the cached buckets it
+ * overlaps, or drop those it cannot update exactly. Returns the number of
+ * buffers updated (>= 0).
+ */
+int pool_write_update(struct pool_file *pf, uint64_t off, const void *data, size_t len);
+
+/* Drop every cached bucket of the file (O(1)). */
+int pool_invalidate_file(struct pool_file *pf);
+
+/* The file is now @size bytes long: drop or trim the buckets that changed. */
+int pool_truncate(struct pool_file *pf, uint64_t size);
+
+/* Add @n to counter @c of the file and of the pool (for callers' own I/O). */
+void pool_count(struct pool_file *pf, uint64_t bucket, enum pool_counter c, uint64_t n);
+
+/* Recompute residency counts after crash recovery; normally automatic. */
+int pool_recount(struct pool *pool);
+
+/* Snapshot of a file's statistics, for the monitor. */
+struct pool_file_stats {
+	uint64_t dev, ino;
+	uint32_t slot;
+	uint32_t opens;       /* active streams */
+	uint32_t quota;
+	uint32_t resident;    /* buffers currently cached */
+	uint64_t c[POOL_C_FILE_MAX];
+	char path[POOL_PATH_LEN];
+};
+
+/* Pool-wide counters (summed over shards) and active streams. */
+struct pool_stats {
+	uint64_t c[POOL_C_POOL_MAX];
+	uint64_t opens;
+	uint64_t resident;
+};
+
+int pool_stats_get(struct pool *pool, struct pool_stats *st);
+int pool_file_stats(struct pool_file *pf, struct pool_file_stats *st);
+
+/*
+ * pool_file_iter - call @fn for each file slot in use, in slot order, with a
+ * consistent snapshot; stops early and returns @fn's value if non-zero.
+ * Lock-free, so usable on a read-only pool while daemons run.
+ */
+int pool_file_iter(struct pool *pool, int (*fn)(const struct pool_file_stats *st, void *arg),
+		   void *arg);
+
+/* Display name of a counter ("local_hits", ...). */
+const char *pool_counter_name(enum pool_counter c);
+
+uint32_t pool_bucket_size(const struct pool *pool);
+
+#endif

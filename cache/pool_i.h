@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pool_i.h - internals shared by the pool's files: the process-local handle
+ * (geometry copied out of shared memory once, after validation, so that no
+ * bound ever comes from memory another process can scribble on), locking
+ * with crash recovery, hashing and the seqlock copy helpers.
+ *
+ *   pool.c    create / attach / validate / detach
+ *   shard.c   shard and files locks, recovery, recount
+ *   files.c   the file table: get / put / quota / invalidate
+ *   buf.c     read / fill / write update / truncate, the clock
+ *   stats.c   counters and iteration
+ */
+#ifndef ACCELFS_CACHE_POOL_I_H
+#define ACCELFS_CACHE_POOL_I_H
+
+#include <string.h>
+
+#include "pool.h"
+
+struct pool {
+	void *base;
+	size_t size;
+	bool readonly;
+	bool created;
+	/* Geometry, copied from the header after validation; trusted. */
+	uint32_t bsize;
+	uint32_t bshift;
+	uint32_t nbufs;
+	uint32_t nshards;
+	uint32_t per_shard;
+	uint32_t nchains;  /* per shard */
+	uint32_t nfiles;
+	uint32_t nfchains;
+	struct pool_header *hdr;
+	struct pool_shard *shards;
+	struct pool_fslot *files;
+	uint32_t *fchains;
+	uint32_t *chains;
+	struct pool_buf *bufs;
+	uint8_t *data;
+};
+
+struct pool_file {
+	struct pool *pool;
+	uint32_t slot;
+	uint32_t idgen;
+};
+
+/* Relaxed / acquire / release shorthands for fields of shared structures. */
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+
+static inline uint64_t pool_hash(uint32_t file, uint64_t bucket)
+{
+	uint64_t h = (bucket ^ ((uint64_t)file << 40)) * 0x9e3779b97f4a7c15ULL;
+
+	return h ^ (h >> 29);
+}
+
+static inline uint32_t pool_shard_of(const struct pool *pool, uint32_t file, uint64_t bucket)
+{
+	return (uint32_t)(pool_hash(file, bucket) & (pool->nshards - 1));
+}
+
+static inline uint32_t *pool_chain_of(struct pool *pool, uint32_t file, uint64_t bucket)
+{
+	uint64_t h = pool_hash(file, bucket);
+	uint32_t s = (uint32_t)(h & (pool->nshards - 1));
+	uint32_t c = (uint32_t)((h >> 20) & (pool->nchains - 1));
+
+	return &pool->chains[(uint64_t)s * pool->nchains + c];
+}
+
+/* Is @idx a buffer of shard @s? Everything read from a chain goes through here. */
+static inline bool pool_buf_in_shard(const struct pool *pool, uint32_t idx, uint32_t s)
+{
+	return idx < pool->nbufs && idx / pool->per_shard == s;
+}
+
+static inline uint8_t *pool_buf_data(struct pool *pool, uint32_t idx)
+{
+	return pool->data + ((uint64_t)idx << pool->bshift);
+}
+
+static inline uint32_t pool_epoch_of(uint64_t residency)
+{
+	return (uint32_t)(residency >> 32);
+}
+
+/*
+ * Copies into and out of buffers that lock-free readers may be copying at the
+ * same moment. The seqlock makes the result safe to use; ThreadSanitizer
+ * cannot know that, so under it the copy is done with relaxed atomics.
+ */
+#if defined(__SANITIZE_THREAD__)
+static inline void pool_copy(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+
+	for (size_t i = 0; i < n; i++)
+		__atomic_store_n(&d[i], __atomic_load_n(&s[i], __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+}
+#else
+static inline void pool_copy(void *dst, const void *src, size_t n)
+{
+	memcpy(dst, src, n);
+}
+#endif
+
+/* shard.c */
+int pool_shard_lock(struct pool *pool, uint32_t s);
+void pool_shard_repair(struct pool *pool, uint32_t s);
+void pool_shard_unlock(struct pool *pool, uint32_t s);
+int pool_files_lock(struct pool *pool);
+void pool_files_unlock(struct pool *pool);
+int pool_mutex_init(pthread_mutex_t *m);
+
+/* files.c */
+struct pool_fslot *pool_fslot(struct pool_file *pf);
+void pool_fslot_resident_add(struct pool_fslot *fs, uint32_t epoch, int delta);
+void pool_fslot_bump_epoch(struct pool_fslot *fs);
+void pool_files_repair(struct pool *pool);
+
+/* buf.c */
+void pool_buf_drop(struct pool *pool, uint32_t idx);
+
+/* stats.c */
+void pool_count_shard(struct pool *pool, uint32_t s, enum pool_counter c, uint64_t n);
+
+#endif

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pool_layout.h - the shared-memory layout of a global buffer pool, version 1.
+ *
+ * This is the contract between every process that maps a pool: accelfs
+ * daemons (read-write) and the monitor and tools (read-only). Everything here
+ * is fixed-width, naturally aligned and position-independent (indices and
+ * offsets, never pointers). Change anything and bump POOL_LAYOUT_VERSION; an
+ * attacher refuses a pool whose version, magic, mutex size, byte order or
+ * geometry checksum is not what it expects.
+ *
+ * Segment, in this order (each part aligned to 64 bytes, data to 4096):
+ *
+ *   +--------------------------+  0
+ *   | struct pool_header       |  identity, geometry, files lock, pool flags
+ *   +--------------------------+  off_shards
+ *   | struct pool_shard  [S]   |  S shard locks, clock hands, pool counters
+ *   +--------------------------+  off_files
+ *   | struct pool_fslot  [F]   |  file table: identity, quota, epoch, stats, path
+ *   +--------------------------+  off_fchains
+ *   | uint32_t fchain    [FC]  |  file hash heads (dev, ino) -> slot
+ *   +--------------------------+  off_chains
+ *   | uint32_t chain  [S * C]  |  buffer hash heads, C per shard
+ *   +--------------------------+  off_bufs
+ *   | struct pool_buf    [N]   |  buffer descriptors, N = S * bufs_per_shard
+ *   +--------------------------+  off_data (4096-aligned)
+ *   | data         [N * bsize] |  the buffers themselves
+ *   +--------------------------+  total_size
+ *
+ * Buffers [s * bufs_per_shard, (s + 1) * bufs_per_shard) belong to shard s for
+ * their whole life. A bucket (file slot f, bucket index b) lives only in shard
+ * pool_hash(f, b) % S, in chain (pool_hash(f, b) / S) % C of that shard.
+ *
+ * CONCURRENCY PROTOCOL (the invariants everything else relies on)
+ *
+ * Locks. Each shard has a robust, process-shared mutex; the header has one
+ * more, files_lock, for the file table. Lock order: files_lock before any
+ * shard lock; shard locks in ascending index. Only pool_recount() ever holds
+ * more than one shard lock. Nothing sleeps or does I/O under a lock; the
+ * longest critical section is one memcpy of at most one bucket (fill/write).
+ *
+ * I1. A descriptor's key (file, epoch, bucket), its len, state and data, the
+ *     chains of its shard and the shard's clock hand change only under that
+ *     shard's lock. Every change to key, len or data happens between two
+ *     increments of the descriptor's seq: odd seq means "being changed".
+ * I2. A reader takes no lock for a hit: it walks the chain with atomic loads,
+ *     loads seq (acquire), checks it is even and the key matches, copies the
+ *     data, issues an acquire fence and reloads seq; equal means the copy is
+ *     exact. Any other outcome is retried, and after a few retries (e.g. a
+ *     writer died with seq odd) the reader takes the shard lock, which runs
+ *     recovery if needed. A concurrent chain change can make the lock-free
+ *     walk miss a present bucket; never can it return wrong bytes. A false
+ *     miss costs one redundant backend read, after which pool_fill finds the
+ *     bucket already present.
+ * I3. Descriptors are the truth; chains are an index. A chain may be rebuilt
+ *     from the descriptors at any time under the shard lock (crash recovery
+ *     does exactly that). A descriptor is reachable iff state is VALID and its
+ *     epoch equals its file slot's current epoch; everything else is garbage
+ *     the clock may reuse at once.
+ * I4. A file slot's epoch (high half of fslot.residency) only grows; bumping
+ *     it makes every buffer of the file unreachable in O(1) (invalidation,
+ *     validator change, slot reuse). The low half counts reachable buffers;
+ *     both halves change together by compare-and-swap, so a count update for
+ *     an old epoch can never leak into a new one.
+ * I5. fslot.wseq grows on every event that can make cached bytes wrong
+ *     (write, truncate, invalidation, slot reuse), *before* buffers are
+ *     touched. A fill carries a ticket (epoch, wseq) taken before its backend
+ *     read; pool_fill() inserts under the ticket's epoch and only if wseq is
+ *     still the ticket's, checked under the shard lock. So a fill racing a
+ *     write either sees the write's wseq (and is dropped) or completed before
+ *     the write locked that shard (and is then updated by it).
+ * I6. A file slot's identity (dev, ino, validator, path) changes only under
+ *     files_lock and only with idgen odd; handles remember the even idgen
+ *     they were issued under and see -ESTALE once it moves. Lock-free readers
+ *     of identity (the monitor) use idgen as a seqlock.
+ * I7. Counters are monotonically increasing relaxed atomics; a reader may see
+ *     them slightly out of date with each other, never torn.
+ *
+ * Crash recovery. A process may die anywhere. Lock-free readers hold nothing.
+ * A shard lock held by a dead process returns EOWNERDEAD to the next locker,
+ * which frees every descriptor with odd seq (its data was half written),
+ * rebuilds all chains of the shard from the descriptors (I3), marks the
+ * mutex consistent and sets header.recount_pending; a later pool_recount()
+ * takes all shard locks and recomputes every residency count from the
+ * descriptors. files_lock recovery rebuilds the file chains from the slots,
+ * finishes or undoes a half-done identity change (idgen odd -> slot freed, its
+ * epoch bumped) and recomputes header.reserved. Recovery is idempotent: dying
+ * during recovery leaves the mutex in EOWNERDEAD for the next one.
+ */
+#ifndef ACCELFS_CACHE_POOL_LAYOUT_H
+#define ACCELFS_CACHE_POOL_LAYOUT_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define POOL_MAGIC 0x31424c4643434158ULL /* "XACCFLB1" little-endian */
+#define POOL_LAYOUT_VERSION 1U
+#define POOL_ENDIAN_TAG 0x01020304U
+#define POOL_NONE UINT32_MAX /* "no index" in chains and descriptors */
+#define POOL_PATH_LEN 88     /* bytes of path kept per file, NUL included */
+#define POOL_NAME_LEN 64
+#define POOL_USAGE_MAX 3 /* clock counter ceiling */
+
+/* A mutex in a slot of fixed size, so the layout does not move with libc. */
+union pool_mutex {
+	pthread_mutex_t m;
+	uint8_t pad[64];
+};
+
+/* Per-file and per-pool statistics; see docs/cache.md for the meaning. */
+enum pool_counter {
+	POOL_C_LOCAL_ATTEMPTS,
+	POOL_C_LOCAL_HITS,
+	POOL_C_GLOBAL_ATTEMPTS,
+	POOL_C_GLOBAL_HITS,
+	POOL_C_BACKEND_READS,
+	POOL_C_BACKEND_READ_BYTES,
+	POOL_C_BACKEND_WRITES,
+	POOL_C_BACKEND_WRITE_BYTES,
+	POOL_C_GBUF_READ_IOS,  /* backend reads that filled a global buffer */
+	POOL_C_GBUF_WRITE_IOS, /* writes that updated a global buffer */
+	POOL_C_LBUF_READ_IOS,  /* backend reads that filled a local buffer */
+	POOL_C_LBUF_WRITE_IOS, /* writes that updated a local buffer */
+	POOL_C_FILE_MAX,       /* counters above are kept per file and per pool */
+	POOL_C_EVICTIONS = POOL_C_FILE_MAX, /* reachable buffers reused */
+	POOL_C_FILL_DROPS, /* fills refused: stale ticket or no evictable buffer */
+	POOL_C_RECOVERIES, /* locks recovered from a dead owner */
+	POOL_C_INVALIDATIONS, /* buffers dropped by write/truncate/invalidate */
+	POOL_C_POOL_MAX,
+};
+
+struct pool_header {
+	/* Immutable after creation; covered by geometry_sum. */
+	uint64_t magic;            /* POOL_MAGIC, stored last (release) at creation */
+	uint32_t version;          /* POOL_LAYOUT_VERSION */
+	uint32_t header_size;      /* sizeof(struct pool_header) */
+	uint32_t mutex_size;       /* sizeof(pthread_mutex_t) of the creator */
+	uint32_t endian;           /* POOL_ENDIAN_TAG as the creator stored it */
+	uint64_t total_size;       /* bytes in the segment */
+	uint32_t bucket_size;      /* bytes per buffer, power of two, 4 KiB..4 MiB */
+	uint32_t bucket_shift;     /* log2(bucket_size) */
+	uint32_t nbufs;            /* buffers in the pool = nshards * bufs_per_shard */
+	uint32_t nshards;          /* power of two */
+	uint32_t bufs_per_shard;
+	uint32_t chains_per_shard; /* power of two */
+	uint32_t nfiles;           /* file slots */
+	uint32_t nfchains;         /* file hash heads, power of two */
+	uint64_t off_shards;       /* byte offsets of the parts, see the diagram */
+	uint64_t off_files;
+	uint64_t off_fchains;
+	uint64_t off_chains;
+	uint64_t off_bufs;
+	uint64_t off_data;
+	uint64_t created_ns;       /* CLOCK_REALTIME at creation */
+	uint32_t creator_pid;
+	uint32_t pad0;
+	char name[POOL_NAME_LEN];  /* shm name, NUL-terminated */
+	uint64_t geometry_sum;     /* FNV-1a of every field above */
+	uint8_t pad1[56];
+
+	/* Mutable. */
+	union pool_mutex files_lock; /* protects the file table, fchains, reserved */
+	uint32_t recount_pending;    /* atomic: residency counts need pool_recount() */
+	uint32_t reserved;           /* files_lock: sum of quotas of used slots */
+	uint32_t files_used;         /* files_lock: slots in state USED */
+	uint32_t file_hint;          /* files_lock: where the next free-slot scan starts */
+	uint64_t tick;               /* files_lock: logical clock for slot LRU */
+	uint8_t pad2[40];
+};
+
+struct pool_shard {
+	union pool_mutex lock;        /* the shard lock, robust and process-shared */
+	uint32_t hand;                /* lock: clock hand, 0..bufs_per_shard-1 */
+	uint32_t pad[15];
+	uint64_t c[POOL_C_POOL_MAX];  /* atomic counters for buckets of this shard */
+};
+
+enum pool_fslot_state {
+	POOL_FSLOT_FREE = 0,
+	POOL_FSLOT_USED = 1,
+};
+
+#define POOL_QUOTA_ALL UINT32_MAX
+
+struct pool_fslot {
+	uint64_t dev;           /* files_lock, I6: st_dev of the backing file */
+	uint64_t ino;           /* files_lock, I6: st_ino */
+	uint64_t validator;     /* files_lock, I6: hash of size, mtime, ctime */
+	uint64_t residency;     /* atomic CAS, I4: epoch << 32 | reachable buffers */
+	uint64_t wseq;          /* atomic, I5: coherence sequence */
+	uint64_t last_use;      /* files_lock: header.tick at last get/put */
+	uint32_t idgen;         /* files_lock + atomic, I6: identity generation */
+	uint32_t state;         /* files_lock: enum pool_fslot_state */
+	uint32_t opens;         /* files_lock: handles open ("active streams") */
+	uint32_t quota;         /* files_lock: buffers reserved, POOL_QUOTA_ALL */
+	uint32_t reserve;       /* files_lock: what quota adds to header.reserved */
+	uint32_t fnext;         /* files_lock: next slot in the file hash chain */
+	uint64_t c[POOL_C_FILE_MAX]; /* atomic counters */
+	char path[POOL_PATH_LEN];    /* files_lock, I6: tail of the path, NUL-terminated */
+};
+
+enum pool_buf_state {
+	POOL_BUF_FREE = 0,
+	POOL_BUF_VALID = 1,
+};
+
+struct pool_buf {
+	uint32_t seq;    /* I1/I2: seqlock, odd while key, len or data change */
+	uint32_t file;   /* shard lock: file slot, or POOL_NONE */
+	uint32_t epoch;  /* shard lock: the file's epoch when filled */
+	uint32_t next;   /* shard lock: next buffer in the chain, or POOL_NONE */
+	uint64_t bucket; /* shard lock: bucket index within the file */
+	uint32_t len;    /* shard lock: valid bytes (< bucket_size at end of file) */
+	uint8_t state;   /* shard lock: enum pool_buf_state */
+	uint8_t usage;   /* atomic: clock counter, raised by hits, lowered by the hand */
+	uint16_t pad;
+};
+
+_Static_assert(sizeof(struct pool_header) % 64 == 0, "header must be cache-line sized");
+_Static_assert(sizeof(struct pool_shard) % 64 == 0, "shard must be cache-line sized");
+_Static_assert(sizeof(struct pool_fslot) == 256, "file slot is 256 bytes");
+_Static_assert(sizeof(struct pool_buf) == 32, "descriptor is 32 bytes");
+_Static_assert(sizeof(pthread_mutex_t) <= 64, "mutex must fit its slot");
+
+#endif

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stats.c - statistics, always collected and kept in the pool itself.
+ *
+ * Like RMS's, they cost the I/O path only a relaxed atomic add per event,
+ * into the file's slot and into the shard the bucket hashes to (spreading
+ * pool-wide counters over shards keeps processes from fighting over one
+ * cache line). Readers (monitor, tools) take no lock and may map the pool
+ * read-only: per-shard counters are summed, file slots are copied under the
+ * slot's idgen seqlock (I6) so a snapshot never mixes two files.
+ */
+#include <errno.h>
+
+#include "pool_i.h"
+
+static const char *const counter_names[POOL_C_POOL_MAX] = {
+	[POOL_C_LOCAL_ATTEMPTS] = "local_attempts",
+	[POOL_C_LOCAL_HITS] = "local_hits",
+	[POOL_C_GLOBAL_ATTEMPTS] = "global_attempts",
+	[POOL_C_GLOBAL_HITS] = "global_hits",
+	[POOL_C_BACKEND_READS] = "backend_reads",
+	[POOL_C_BACKEND_READ_BYTES] = "backend_read_bytes",
+	[POOL_C_BACKEND_WRITES] = "backend_writes",
+	[POOL_C_BACKEND_WRITE_BYTES] = "backend_write_bytes",
+	[POOL_C_GBUF_READ_IOS] = "global_buf_read_ios",
+	[POOL_C_GBUF_WRITE_IOS] = "global_buf_write_ios",
+	[POOL_C_LBUF_READ_IOS] = "local_buf_read_ios",
+	[POOL_C_LBUF_WRITE_IOS] = "local_buf_write_ios",
+	[POOL_C_EVICTIONS] = "evictions",
+	[POOL_C_FILL_DROPS] = "fill_drops",
+	[POOL_C_RECOVERIES] = "recoveries",
+	[POOL_C_INVALIDATIONS] = "invalidations",
+};
+
+const char *pool_counter_name(enum pool_counter c)
+{
+	return (unsigned int)c < POOL_C_POOL_MAX ? counter_names[c] : "?";
+}
+
+void pool_count_shard(struct pool *pool, uint32_t s, enum pool_counter c, uint64_t n)
+{
+	ADD(&pool->shards[s].c[c], n);
+}
+
+void pool_count(struct pool_file *pf, uint64_t bucket, enum pool_counter c, uint64_t n)
+{
+	struct pool *pool = pf->pool;
+
+	if ((unsigned int)c >= POOL_C_POOL_MAX || pool->readonly)
+		return;
+	if (c < POOL_C_FILE_MAX)
+		ADD(&pool_fslot(pf)->c[c], n);
+	pool_count_shard(pool, pool_shard_of(pool, pf->slot, bucket), c, n);
+}
+
+/* Copy slot @f into @st; false if it is free or changed identity meanwhile. */
+static bool snapshot(struct pool *pool, uint32_t f, struct pool_file_stats *st)
+{
+	const struct pool_fslot *fs = &pool->files[f];
+	uint32_t gen = LOAD_ACQ(&fs->idgen);
+
+	if ((gen & 1) || LOAD(&fs->state) != POOL_FSLOT_USED)
+		return false;
+	st->slot = f;
+	st->dev = LOAD(&fs->dev);
+	st->ino = LOAD(&fs->ino);
+	st->opens = LOAD(&fs->opens);
+	st->quota = LOAD(&fs->quota);
+	st->resident = (uint32_t)LOAD(&fs->residency);
+	for (int c = 0; c < POOL_C_FILE_MAX; c++)
+		st->c[c] = LOAD(&fs->c[c]);
+	pool_copy(st->path, fs->path, sizeof(st->path));
+	st->path[sizeof(st->path) - 1] = '\0';
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return LOAD(&fs->idgen) == gen;
+}
+
+int pool_file_stats(struct pool_file *pf, struct pool_file_stats *st)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		if (LOAD_ACQ(&pool_fslot(pf)->idgen) != pf->idgen)
+			return -ESTALE;
+		if (snapshot(pf->pool, pf->slot, st))
+			return 0;
+	}
+	return -EAGAIN;
+}
+
+int pool_file_iter(struct pool *pool, int (*fn)(const struct pool_file_stats *st, void *arg),
+		   void *arg)
+{
+	struct pool_file_stats st;
+	int ret;
+
+	for (uint32_t f = 0; f < pool->nfiles; f++) {
+		bool ok = false;
+
+		for (int tries = 0; tries < 100 && !ok; tries++)
+			ok = snapshot(pool, f, &st);
+		if (ok && (ret = fn(&st, arg)) != 0)
+			return ret;
+	}
+	return 0;
+}
+
+int pool_stats_get(struct pool *pool, struct pool_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (uint32_t s = 0; s < pool->nshards; s++)
+		for (int c = 0; c < POOL_C_POOL_MAX; c++)
+			st->c[c] += LOAD(&pool->shards[s].c[c]);
+	for (uint32_t f = 0; f < pool->nfiles; f++) {
+		const struct pool_fslot *fs = &pool->files[f];
+
+		if (LOAD(&fs->state) != POOL_FSLOT_USED)
+			continue;
+		st->opens += LOAD(&fs->opens);
+		st->resident += (uint32_t)LOAD(&fs->residency);
+	}
+	return 0;
+}
