@@ -198,14 +198,44 @@ static int do_rename(struct replace_job *job)
 	return ret < 0 ? -errno : 0;
 }
 
+/*
+ * The guarded rename (see replace.h). A lease-break signal raised by a
+ * writer's open() is delivered to us no later than the return from the
+ * rename system call, so testing the flag after the rename is enough.
+ */
+static int guarded_rename(struct replace_job *job)
+{
+	char old[NAME_MAX + 1];
+	int ret;
+
+	ret = tmpname_make(old, sizeof(old), "defrag-old", job->target, getpid());
+	if (ret == 0 && linkat(job->dir_fd, job->target, job->dir_fd, old, 0) < 0)
+		ret = -errno;
+	if (ret < 0)
+		return ret;
+	ret = do_rename(job);
+	if (ret == 0 && *job->guard) {
+		/* tmp's inode loses its last name here: it is removed, as intended */
+		if (renameat(job->dir_fd, old, job->dir_fd, job->target) == 0) {
+			job->failed = "replace a file nobody opened for writing meanwhile";
+			ret = -EBUSY;
+			job->tmp[0] = '\0';
+		}
+	}
+	unlinkat(job->dir_fd, old, 0);
+	return ret;
+}
+
 int replace_commit(struct replace_job *job)
 {
 	int ret = 0;
 
 	if (job->target_is_source)
 		ret = check_target(job);
+	if (ret == 0 && job->guard && *job->guard)
+		ret = -EBUSY;
 	if (ret == 0)
-		ret = do_rename(job);
+		ret = job->guard ? guarded_rename(job) : do_rename(job);
 	if (ret < 0) {
 		replace_discard(job);
 		return ret;
@@ -214,5 +244,5 @@ int replace_commit(struct replace_job *job)
 	close(job->tmp_fd);
 	job->tmp_fd = -1;
 	job->failed = "flush the directory to disk";
-	return fsync(job->dir_fd) < 0 ? -errno : 0;
+	return fsync(job->dir_fd) < 0 ? 1 : 0;
 }

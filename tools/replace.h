@@ -16,6 +16,7 @@
 #define ACCELFS_TOOLS_REPLACE_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 
@@ -33,6 +34,7 @@ struct replace_job {
 	bool owner_best_effort;  /* not being able to chown is not an error */
 	bool target_is_source;   /* commit re-checks that target == unchanged source */
 	bool noreplace;          /* commit fails with -EEXIST if the target exists */
+	volatile sig_atomic_t *guard; /* set by a broken lease: undo the rename, see commit */
 	struct copy_ctl copy;    /* progress callback; bytes copied (out) */
 	/* out */
 	char tmp[NAME_MAX + 1];  /* temporary's name, "" when none exists */
@@ -43,7 +45,14 @@ struct replace_job {
 /* Returns 0 with the temporary complete, or -errno with it removed. */
 int replace_build(struct replace_job *job);
 
-/* Rename into place. Returns 0, or -errno with the temporary removed. */
+/*
+ * replace_commit - rename into place. With @guard, the old file is first
+ * linked under a second temporary name (kind "defrag-old"); if *@guard is set once the rename is done (a writer opened
+ * the old file just before it, and is blocked on our lease), the old file is
+ * renamed back and -EBUSY returned, so the writer's data lands in the file
+ * that keeps the name. Returns 0; 1 when the rename was done but the directory
+ * fsync failed (job->failed says so); or -errno with the temporary removed.
+ */
 int replace_commit(struct replace_job *job);
 
 /* Close and remove the temporary (no-op when there is none). */

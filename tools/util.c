@@ -4,6 +4,8 @@
  * subcommands; see util.h for why signals only set flags.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,4 +102,23 @@ int util_test_flag(const char *name)
 	const char *v = getenv(name);
 
 	return v && strcmp(v, "1") == 0;
+}
+
+int util_open_parent(const char *path, char *name, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	int fd;
+
+	if (slash && slash[1] == '\0')
+		return -EISDIR; /* "dir/" names a directory */
+	if (snprintf(name, len, "%s", slash ? slash + 1 : path) >= (int)len)
+		return -ENAMETOOLONG;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path),
+			  path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }

@@ -36,6 +36,12 @@ double util_now(void);
 /* Parse a non-negative decimal integer; returns 0 or -EINVAL/-ERANGE. */
 int util_parse_u64(const char *s, uint64_t *out);
 
+/*
+ * Open the directory holding @path (O_RDONLY | O_DIRECTORY) and copy the last
+ * component into @name. Returns the directory fd or -errno.
+ */
+int util_open_parent(const char *path, char *name, size_t len);
+
 /* A test hook: true when environment variable @name is set to "1". */
 int util_test_flag(const char *name);
 
