@@ -90,8 +90,11 @@ static void cache_policy(struct inode *n, int fd, struct fuse_file_info *fi)
 	pthread_mutex_unlock(&n->lock);
 }
 
-/* Backing open flags for the kernel's: with writeback caching the kernel may
- * read a write-only file and computes append offsets itself. */
+/*
+ * Backing open flags for the kernel's: with writeback caching the kernel may
+ * read a page of a write-only file it partially writes, and computes append
+ * offsets itself, so the backing file is opened read-write without O_APPEND.
+ */
 static int backing_flags(int flags)
 {
 	flags &= ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW);
@@ -102,6 +105,19 @@ static int backing_flags(int flags)
 		flags &= ~O_APPEND;
 	}
 	return flags | O_CLOEXEC;
+}
+
+/* Open through procfs; a write-only file we may not read is opened as asked. */
+static int open_backing(struct inode *n, int kernel_flags)
+{
+	char path[PROC_FD_LEN];
+	int flags = backing_flags(kernel_flags);
+	int fd = open(proc_fd_path(n->fd, path), flags);
+
+	if (fd < 0 && errno == EACCES && (kernel_flags & O_ACCMODE) == O_WRONLY &&
+	    (flags & O_ACCMODE) == O_RDWR)
+		fd = open(path, (flags & ~O_ACCMODE) | O_WRONLY);
+	return fd;
 }
 
 static int handle_new(int fd, struct fuse_file_info *fi)
@@ -120,10 +136,9 @@ static int handle_new(int fd, struct fuse_file_info *fi)
 static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct inode *n = inode_get(ino);
-	char path[PROC_FD_LEN];
 	int fd, ret;
 
-	fd = open(proc_fd_path(n->fd, path), backing_flags(fi->flags));
+	fd = open_backing(n, fi->flags);
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
 		return;
@@ -147,7 +162,8 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 	struct fuse_entry_param e;
 	int fd, ret;
 
-	fd = openat(p->fd, name, backing_flags(fi->flags) | O_CREAT, mode);
+	/* O_EXCL stays: the name may have appeared in SOURCE since the kernel looked */
+	fd = openat(p->fd, name, backing_flags(fi->flags) | O_CREAT | (fi->flags & O_EXCL), mode);
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
 		return;
