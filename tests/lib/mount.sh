@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: MIT
+# tests/lib/mount.sh: shell helpers shared by the accelfs integration tests.
+#
+# Source it, then `trap accel_cleanup EXIT`.  Everything a test creates is
+# registered here (temporary directories, mount points, daemon pids) so that
+# accel_cleanup can unmount and stop the daemon even when the test fails half
+# way.  Temporary directories are removed only when nothing is mounted below
+# them, so a failed unmount can never turn into rm -rf through a live mount.
+#
+# Environment: ACCELFS  the daemon binary (set by meson),
+#              ACCEL_TIMEOUT  seconds to wait for a mount (default 15).
+
+ACCEL_TMPS=""
+ACCEL_MNTS=""
+ACCEL_PIDS=""
+ACCEL_PID=""
+ACCEL_TIMEOUT=${ACCEL_TIMEOUT:-15}
+
+# skip REASON: the test cannot run here; meson counts exit 77 as skipped.
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+# fail MESSAGE: the test found a problem.
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+accel_require_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root (mounting, chown, setuid to nobody)"
+}
+
+# accel_require_fuse: root, a usable /dev/fuse, fusermount3 and the daemon.
+accel_require_fuse() {
+	accel_require_root
+	[ -c /dev/fuse ] || skip "/dev/fuse is missing"
+	{ : </dev/fuse; } 2>/dev/null || skip "/dev/fuse cannot be opened"
+	command -v fusermount3 >/dev/null || skip "fusermount3 is not installed"
+	[ -n "${ACCELFS:-}" ] || fail "ACCELFS is not set (run through meson test)"
+	[ -x "$ACCELFS" ] || fail "daemon $ACCELFS is not built"
+}
+
+# accel_tmpdir: prints a new directory (mode 0755, so nobody can traverse it).
+accel_tmpdir() {
+	local d
+	d=$(mktemp -d "${TMPDIR:-/tmp}/accelfs-test.XXXXXX") || fail "mktemp"
+	chmod 755 "$d"
+	ACCEL_TMPS="$ACCEL_TMPS $d"
+	echo "$d"
+}
+
+# accel_is_mounted DIR: true if DIR is a mount point in this namespace.
+accel_is_mounted() {
+	awk -v m="$1" '$5 == m { found = 1 } END { exit !found }' /proc/self/mountinfo
+}
+
+# accel_wait_mounted DIR PID: waits until DIR is mounted; fails if PID dies first.
+accel_wait_mounted() {
+	local i=0
+	while ! accel_is_mounted "$1"; do
+		if [ -n "$2" ] && ! kill -0 "$2" 2>/dev/null; then
+			return 1
+		fi
+		i=$((i + 1))
+		[ $i -le $((ACCEL_TIMEOUT * 20)) ] || return 1
+		sleep 0.05
+	done
+}
+
+# accel_mount SRC MNT [ARGS...]: starts the daemon in the foreground (-f) in
+# the background of this shell, sets ACCEL_PID, waits for the mount.  The
+# daemon's stderr goes to the file ACCEL_LOG.  A non-interactive shell starts
+# background jobs with SIGINT ignored and libfuse keeps an ignored signal
+# ignored, so the default disposition is restored for the SIGINT test.
+accel_mount() {
+	local src=$1 mnt=$2
+	shift 2
+	ACCEL_LOG=$(mktemp "${TMPDIR:-/tmp}/accelfs-log.XXXXXX")
+	ACCEL_TMPS="$ACCEL_TMPS $ACCEL_LOG"
+	ACCEL_MNTS="$ACCEL_MNTS $mnt"
+	env --default-signal=INT,QUIT "$ACCELFS" -f "$src" "$mnt" "$@" 2>"$ACCEL_LOG" &
+	ACCEL_PID=$!
+	ACCEL_PIDS="$ACCEL_PIDS $ACCEL_PID"
+	if ! accel_wait_mounted "$mnt" "$ACCEL_PID"; then
+		cat "$ACCEL_LOG" >&2
+		fail "accelfs $src $mnt $* did not mount within ${ACCEL_TIMEOUT}s"
+	fi
+}
+
+# accel_mount_daemon SRC MNT [ARGS...]: the default daemonising mode; the
+# command must return 0 only once the mount is in place.
+accel_mount_daemon() {
+	local src=$1 mnt=$2 rc=0
+	shift 2
+	ACCEL_MNTS="$ACCEL_MNTS $mnt"
+	timeout "$ACCEL_TIMEOUT" "$ACCELFS" "$src" "$mnt" "$@" || rc=$?
+	[ $rc = 0 ] || fail "accelfs $src $mnt $* exited $rc"
+	accel_is_mounted "$mnt" || fail "accelfs returned before $mnt was mounted"
+	ACCEL_PIDS="$ACCEL_PIDS $(accel_daemon_pids "$mnt")"
+}
+
+# accel_daemon_pids MNT: pids of accelfs processes whose arguments name MNT.
+accel_daemon_pids() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ -r "$p/cmdline" ] || continue
+		if tr '\0' '\n' <"$p/cmdline" 2>/dev/null | grep -qxF -- "$1" &&
+			tr '\0' '\n' <"$p/cmdline" 2>/dev/null | head -n1 | grep -q accelfs; then
+			echo "${p#/proc/}"
+		fi
+	done
+}
+
+# accel_umount MNT: fusermount3 -u, then umount, then a lazy umount.
+accel_umount() {
+	accel_is_mounted "$1" || return 0
+	fusermount3 -u "$1" 2>/dev/null || umount "$1" 2>/dev/null || umount -l "$1"
+}
+
+# accel_wait_exit PID SECONDS: waits for PID to disappear; false on timeout.
+accel_wait_exit() {
+	local i=0
+	while kill -0 "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -le $(($2 * 20)) ] || return 1
+		sleep 0.05
+	done
+}
+
+accel_cleanup() {
+	local rc=$? m p t
+	for m in $ACCEL_MNTS; do
+		accel_umount "$m" || echo "cleanup: could not unmount $m" >&2
+	done
+	for p in $ACCEL_PIDS; do
+		kill -0 "$p" 2>/dev/null || continue
+		kill -TERM "$p" 2>/dev/null
+		accel_wait_exit "$p" 5 || kill -KILL "$p" 2>/dev/null
+	done
+	for t in $ACCEL_TMPS; do
+		if grep -qF " $t" /proc/self/mountinfo; then
+			echo "cleanup: something is still mounted below $t; not removing it" >&2
+			continue
+		fi
+		rm -rf "$t"
+	done
+	exit $rc
+}
+
+# accel_tree_sum DIR: one line per entry below DIR with type, mode, owner,
+# size, link target or content checksum and xattrs; for before/after checks.
+accel_tree_sum() {
+	(cd "$1" && find . -printf '%p %y %m %U:%G %s %l\n' | LC_ALL=C sort &&
+		find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum &&
+		getfattr -R -d -m - --absolute-names . 2>/dev/null)
+}
+
+# accel_check_untouched DIR BEFORE_FILE: DIR still matches the saved listing.
+accel_check_untouched() {
+	accel_tree_sum "$1" | cmp -s - "$2" || {
+		accel_tree_sum "$1" | diff "$2" - >&2
+		fail "$1 was modified"
+	}
+}
