@@ -1,0 +1,23 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# check-install.sh BUILDDIR - `meson install` puts the binaries, man pages and
+# documentation where a Linux user looks for them (checked in a DESTDIR).
+set -euo pipefail
+build=$1
+dest=$(mktemp -d)
+trap 'rm -rf "$dest"' EXIT
+meson install -C "$build" --no-rebuild --destdir "$dest" --quiet
+prefix=$(meson introspect "$build" --buildoptions |
+	python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"]=="prefix"))')
+fail=0
+for f in bin/accelfs bin/accel share/man/man8/accelfs.8 share/man/man1/accel.1 \
+	share/doc/accelfs/README.md; do
+	if [ -e "$dest$prefix/$f" ]; then
+		echo "ok: $prefix/$f"
+	else
+		echo "MISSING: $prefix/$f"
+		fail=1
+	fi
+done
+"$dest$prefix/bin/accelfs" --version | grep -q '^accelfs ' || { echo "installed accelfs does not run"; fail=1; }
+exit $fail
