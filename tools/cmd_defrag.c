@@ -611,7 +611,7 @@ static void say_total(struct run *run, double secs)
 	char b[32];
 
 	progress_clear(&run->prog);
-	printf("total: %zu file%s: %u %s, %u already ideal, %u not improved, %u failed; "
+	printf("total: %zu file%s: %u %s, %u left alone, %u not improved, %u failed; "
 	       "extents %llu -> %llu; %s moved; %.2f s\n", run->n, run->n == 1 ? "" : "s",
 	       run->count[DONE] + run->count[WOULD], run->o->dry_run ? "to defragment" :
 	       "defragmented", run->count[IDEAL], run->count[NOT_BETTER], run->count[FAILED],
@@ -624,6 +624,7 @@ static int collect(struct run *run, int argc, char **argv)
 	uint64_t bytes = 0;
 	int i, ret;
 
+	walk_run = run;
 	for (i = 0; i < argc; i++) {
 		ret = collect_path(run, argv[i]);
 		if (ret == -ENOMEM)

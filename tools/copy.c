@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -169,6 +170,19 @@ static int copy_range(int in, int out, const struct copy_range *r, struct batch 
 	return 0;
 }
 
+/* Extend to @size for trailing holes. Never truncate to the size the file already
+ * has: ext4 then drops the blocks preallocated beyond EOF. */
+static int set_size(int fd, uint64_t size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.st_size == size)
+		return 0;
+	return ftruncate(fd, (off_t)size) < 0 ? -errno : 0;
+}
+
 int copy_data(int in, int out, uint64_t size, struct copy_ctl *ctl)
 {
 	struct copy_range r = { 0, 0 };
@@ -184,8 +198,8 @@ int copy_data(int in, int out, uint64_t size, struct copy_ctl *ctl)
 	}
 	if (ret == 0)
 		ret = stop_requested();
-	if (ret == 0 && ftruncate(out, (off_t)size) < 0)
-		ret = -errno;
+	if (ret == 0)
+		ret = set_size(out, size);
 	batch_free(&b);
 	return ret;
 }

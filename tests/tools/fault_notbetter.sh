@@ -1,0 +1,24 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# fault_notbetter.sh - when free space is so fragmented that the new layout
+# would not have fewer extents, both paths keep the original untouched.
+. "$(dirname "$0")/lib.sh"
+mkext4 16
+cd "$MNT" || fail "cd"
+fragment 3 65536 f g
+rm g
+# fill the rest, then free every other block: only 4 KiB holes remain
+free=$(( $(stat -f -c '%f' .) * 4096 - 4096 * 16 ))
+fallocate -l $free filler || fail "fallocate"
+for ((o = 0; o < free; o += 8192)); do fallocate -p -o $o -l 4096 filler; done
+sum=$(md5sum <f) n=$(extents f) ino=$(stat -c %i f)
+[ "$n" -ge 2 ] || skip "could not fragment f"
+for m in move copy; do
+	expect_rc 0 "$ACCEL" defrag --method $m f
+	grep -q "not better, original kept" <<<"$OUT" || fail "$m: $OUT"
+	[ "$(md5sum <f)" = "$sum" ] && [ "$(extents f)" = "$n" ] && [ "$(stat -c %i f)" = "$ino" ] ||
+		fail "$m: original not kept"
+	no_temps .
+done
+ok "not better: original kept ($n extents)"
+cd /
