@@ -65,18 +65,25 @@ static int reserve(int fd, uint64_t off, uint64_t len)
 	return ret == -EOPNOTSUPP ? 0 : ret;
 }
 
-/* Reserve every data range of the source, in order, so they land together. */
-static int reserve_data(struct replace_job *job)
+/*
+ * Reserve every data range of the source, in order, so they land together.
+ * A range that reaches EOF is reserved together with the preallocation up to
+ * @want, so that the tail continues it on disk.
+ */
+static int reserve_data(struct replace_job *job, uint64_t want)
 {
-	uint64_t size = (uint64_t)job->in_st.st_size;
+	uint64_t size = (uint64_t)job->in_st.st_size, done = 0;
 	struct copy_range r = { 0, 0 };
 	int ret;
 
 	while ((ret = copy_next_data(job->in_fd, r.end, size, &r)) > 0) {
-		ret = reserve(job->tmp_fd, r.start, r.end - r.start);
+		done = r.end == size ? want : r.end;
+		ret = reserve(job->tmp_fd, r.start, done - r.start);
 		if (ret < 0)
 			return ret;
 	}
+	if (ret == 0 && done < want && want > size)
+		ret = reserve(job->tmp_fd, size, want - size);
 	return ret;
 }
 
@@ -90,12 +97,11 @@ static int allocate(struct replace_job *job)
 	job->failed = "reserve space";
 	if (fdl && fdl->has_preallocate && fdl->preallocate > want)
 		want = fdl->preallocate;
-	if (!fdl || fdl->contiguous) {
-		if (fdl && fdl->holes == FDL_HOLES_ALLOCATE)
-			return reserve(job->tmp_fd, 0, want);
-		ret = reserve_data(job);
-	}
-	if (ret == 0 && want > size)
+	if (fdl && fdl->contiguous && fdl->holes == FDL_HOLES_ALLOCATE)
+		return reserve(job->tmp_fd, 0, want);
+	if (!fdl || fdl->contiguous)
+		return reserve_data(job, want);
+	if (want > size)
 		ret = reserve(job->tmp_fd, size, want - size);
 	return ret;
 }
