@@ -6,20 +6,34 @@
 #   fstab  mount --fstab FILE DIR with the line "SOURCE DIR fuse.accelfs defaults 0 0"
 # then checks the mount table entry, that data written through DIR lands in
 # SOURCE and SOURCE's data is visible, and that umount(8) stops the daemon.
+#
+# mount(8) runs its helpers without PATH (libmount sanitises the
+# environment), so mount.fuse3's "sh -c accelfs ..." searches the shell's
+# default PATH.  The test therefore runs in a private mount namespace in which
+# a directory holding an accelfs symlink to the build is bound over
+# /usr/local/sbin; nothing outside the namespace changes.
 set -u
 . "$(dirname "$0")/../lib/mount.sh"
-trap accel_cleanup EXIT
 accel_require_fuse
 how=${1:?usage: mount_helper.sh type|fstab}
 command -v mount.fuse3 >/dev/null || [ -x /sbin/mount.fuse3 ] ||
 	skip "mount.fuse3 (package fuse3) is not installed"
+if [ -z "${ACCEL_IN_NS:-}" ]; then
+	unshare -m --propagation private true 2>/dev/null ||
+		skip "unshare -m is not permitted (needed to put accelfs in mount(8)'s PATH)"
+	ACCEL_IN_NS=1 exec unshare -m --propagation private "$0" "$@"
+fi
+trap 'umount /usr/local/sbin 2>/dev/null; accel_cleanup' EXIT
 
 base=$(accel_tmpdir)
-mkdir "$base/src" "$base/mnt"
+mkdir "$base/src" "$base/mnt" "$base/bin"
 echo "from source" >"$base/src/old"
 ACCEL_MNTS="$base/mnt"
-export PATH="$(dirname "$ACCELFS"):$PATH"
-[ "$(command -v accelfs)" = "$ACCELFS" ] || fail "accelfs in PATH is not $ACCELFS"
+ln -s "$ACCELFS" "$base/bin/accelfs"
+mkdir -p /usr/local/sbin
+mount --bind "$base/bin" /usr/local/sbin || fail "cannot bind $base/bin over /usr/local/sbin"
+[ "$(env -i /bin/sh -c 'command -v accelfs')" = /usr/local/sbin/accelfs ] ||
+	fail "accelfs is not first in the default PATH"
 
 rc=0
 case $how in

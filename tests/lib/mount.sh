@@ -101,15 +101,13 @@ accel_mount_daemon() {
 	ACCEL_PIDS="$ACCEL_PIDS $(accel_daemon_pids "$mnt")"
 }
 
-# accel_daemon_pids MNT: pids of accelfs processes whose arguments name MNT.
+# accel_daemon_pids MNT: pids of accelfs processes with MNT as an argument.
 accel_daemon_pids() {
-	local p
-	for p in /proc/[0-9]*; do
-		[ -r "$p/cmdline" ] || continue
-		if tr '\0' '\n' <"$p/cmdline" 2>/dev/null | grep -qxF -- "$1" &&
-			tr '\0' '\n' <"$p/cmdline" 2>/dev/null | head -n1 | grep -q accelfs; then
-			echo "${p#/proc/}"
-		fi
+	local f
+	for f in $(grep -lzxF -- "$1" /proc/[0-9]*/cmdline 2>/dev/null); do
+		head -z -n1 "$f" 2>/dev/null | tr -d '\0' | grep -q accelfs || continue
+		f=${f#/proc/}
+		echo "${f%/cmdline}"
 	done
 }
 
@@ -150,10 +148,11 @@ accel_cleanup() {
 }
 
 # accel_tree_sum DIR: one line per entry below DIR with type, mode, owner,
-# size, link target or content checksum and xattrs; for before/after checks.
+# size, link target, xattrs and the checksum of every file below 64 MiB (big
+# sparse files would take minutes); for before/after checks.
 accel_tree_sum() {
-	(cd "$1" && find . -printf '%p %y %m %U:%G %s %l\n' | LC_ALL=C sort &&
-		find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum &&
+	(cd "$1" && find . -printf '%p %y %m %U:%G %s %T@ %l\n' | LC_ALL=C sort &&
+		find . -type f -size -64M -print0 | LC_ALL=C sort -z | xargs -0r sha256sum &&
 		getfattr -R -d -m - --absolute-names . 2>/dev/null)
 }
 
