@@ -60,6 +60,7 @@ struct accelfs {
 	char *source_real;     /* canonical SOURCE path */
 	char *mountpoint_real; /* canonical MOUNTPOINT path */
 	struct inode root;
+	bool dont_mask; /* FUSE_DONT_MASK negotiated: we apply the umask */
 	bool chown_new; /* root daemon: give new objects to the caller */
 	struct fuse_session *se;
 };
@@ -80,6 +81,8 @@ const char *proc_fd_path(int fd, char *buf);
 /* ops_entry.c: look up @name in @parent and fill @e (adds a lookup). */
 int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e);
 void entry_fill_timeouts(struct fuse_entry_param *e);
+/* The mode to create with, handling the caller's umask (see ops_entry.c). */
+mode_t entry_mode(fuse_req_t req, mode_t mode);
 /* After creating @name in @parent: hand it to the caller's uid/gid if needed. */
 void entry_chown_new(fuse_req_t req, struct inode *parent, const char *name);
 
@@ -95,6 +98,8 @@ void ops_fill(struct fuse_lowlevel_ops *ops);
 
 /* log.c */
 void log_init(void);
+/* How many errors libfuse itself has reported (it prints its own cause). */
+unsigned int log_fuse_errors(void);
 void log_to_syslog(void);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -12,6 +12,7 @@
 #include "accelfs_i.h"
 
 static bool use_syslog;
+static unsigned int fuse_errors; /* libfuse messages at LOG_ERR or worse */
 
 static void log_v(int level, const char *fmt, va_list ap)
 {
@@ -44,7 +45,14 @@ static void log_from_fuse(enum fuse_log_level level, const char *fmt, va_list ap
 	len = strlen(line);
 	if (len && line[len - 1] == '\n')
 		line[len - 1] = '\0';
+	if ((int)level <= LOG_ERR)
+		__atomic_add_fetch(&fuse_errors, 1, __ATOMIC_RELAXED);
 	log_msg((int)level, "%s", line);
+}
+
+unsigned int log_fuse_errors(void)
+{
+	return __atomic_load_n(&fuse_errors, __ATOMIC_RELAXED);
 }
 
 void log_to_syslog(void)

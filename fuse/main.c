@@ -104,6 +104,8 @@ static int check_fuse_device(void)
 	return 0; /* unprivileged: libfuse mounts through the set-uid fusermount3 */
 }
 
+static char backend_warning[256];
+
 static int setup_backend(void)
 {
 	char why[160];
@@ -111,11 +113,10 @@ static int setup_backend(void)
 	if (backend_init(accelfs.opts.backend, accelfs.opts.queue_depth, why, sizeof(why)))
 		return fail("io_uring is not usable (%s); use -o backend=auto or backend=sync",
 			    why);
+	/* Said once the mount exists: a failed start must print only its cause. */
 	if (accelfs.opts.backend == BACKEND_AUTO && backend_active() == BACKEND_SYNC)
-		fprintf(stderr,
-			"accelfs: warning: io_uring is not usable (%s); "
-			"using pread/pwrite instead\n",
-			why);
+		snprintf(backend_warning, sizeof(backend_warning),
+			 "warning: io_uring is not usable (%s); using pread/pwrite instead", why);
 	return 0;
 }
 
@@ -270,6 +271,7 @@ static int run(void)
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_lowlevel_ops ops;
 	int ret = EXIT_RUNTIME;
+	unsigned int errors;
 
 	ops_fill(&ops);
 	if (build_fuse_args(&args)) {
@@ -281,10 +283,14 @@ static int run(void)
 		goto out;
 	if (setup_signals())
 		goto out_destroy;
+	errors = log_fuse_errors();
 	if (fuse_session_mount(accelfs.se, accelfs.mountpoint_real)) {
-		fail("%s: mount failed", accelfs.opts.mountpoint);
+		if (log_fuse_errors() == errors) /* else libfuse has named the cause */
+			fail("%s: mount failed", accelfs.opts.mountpoint);
 		goto out_destroy;
 	}
+	if (backend_warning[0])
+		fprintf(stderr, "accelfs: %s\n", backend_warning);
 	if (fuse_daemonize(accelfs.opts.foreground))
 		goto out_unmount;
 	if (!accelfs.opts.foreground)

@@ -15,12 +15,21 @@
 static void accel_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
+	/* Writeback makes the kernel the owner of mtime and size; direct I/O
+	 * (kernel_cache=never) would leave them stale, so never mix the two. */
 	if (accelfs.opts.writeback && !accelfs.opts.read_only &&
+	    accelfs.opts.kernel_cache != KERNEL_CACHE_NEVER &&
 	    (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	else {
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 		accelfs.opts.writeback = false; /* open() must not widen access modes then */
+	}
+	/* POSIX ACLs: the kernel enforces them (with default_permissions), caches
+	 * them, and refreshes attributes after an ACL changes the mode. */
+	if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK)) {
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+		accelfs.dont_mask = true;
 	}
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;

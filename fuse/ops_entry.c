@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +216,34 @@ void entry_chown_new(fuse_req_t req, struct inode *parent, const char *name)
 	(void)!fchownat(parent->fd, name, ctx->uid, gid, AT_SYMLINK_NOFOLLOW);
 }
 
+/*
+ * With FUSE_DONT_MASK the kernel leaves the caller's umask to us, so that a
+ * parent's default ACL can take its place as on a local file system. The
+ * backing file system makes exactly that choice if the creating thread has
+ * the caller's umask, so each worker gets a private fs_struct
+ * (unshare(CLONE_FS)) and sets its own umask per request. Where unshare is
+ * refused, the umask is applied to the mode (default ACLs then also get it).
+ */
+static __thread int thread_umask = -1; /* -1: not set up, -2: unshare refused */
+
+mode_t entry_mode(fuse_req_t req, mode_t mode)
+{
+	mode_t um;
+
+	if (!accelfs.dont_mask)
+		return mode; /* the kernel already applied the umask */
+	um = fuse_req_ctx(req)->umask;
+	if (thread_umask == -1)
+		thread_umask = unshare(CLONE_FS) ? -2 : 0; /* main() set umask 0 */
+	if (thread_umask == -2)
+		return mode & ~um;
+	if ((mode_t)thread_umask != um) {
+		umask(um);
+		thread_umask = (int)um;
+	}
+	return mode;
+}
+
 /* Shared tail of mknod/mkdir/symlink: fix ownership, then reply with the entry. */
 static void reply_created(fuse_req_t req, fuse_ino_t parent, const char *name, int res)
 {
@@ -229,12 +258,14 @@ static void reply_created(fuse_req_t req, fuse_ino_t parent, const char *name, i
 static void accel_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 			dev_t rdev)
 {
-	reply_created(req, parent, name, mknodat(inode_get(parent)->fd, name, mode, rdev));
+	reply_created(req, parent, name,
+		      mknodat(inode_get(parent)->fd, name, entry_mode(req, mode), rdev));
 }
 
 static void accel_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
-	reply_created(req, parent, name, mkdirat(inode_get(parent)->fd, name, mode));
+	reply_created(req, parent, name,
+		      mkdirat(inode_get(parent)->fd, name, entry_mode(req, mode)));
 }
 
 static void accel_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)

@@ -74,7 +74,10 @@ static void cache_policy(struct inode *n, int fd, struct fuse_file_info *fi)
 {
 	struct stat st;
 
-	if (accelfs.opts.kernel_cache == KERNEL_CACHE_NEVER || (fi->flags & O_DIRECT)) {
+	/* O_DIRECT opens bypass the cache anyway; in writeback mode the kernel
+	 * must see their writes to keep mtime and size right. */
+	if (accelfs.opts.kernel_cache == KERNEL_CACHE_NEVER ||
+	    ((fi->flags & O_DIRECT) && !accelfs.opts.writeback)) {
 		fi->direct_io = 1;
 		return;
 	}
@@ -163,7 +166,8 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 	int fd, ret;
 
 	/* O_EXCL stays: the name may have appeared in SOURCE since the kernel looked */
-	fd = openat(p->fd, name, backing_flags(fi->flags) | O_CREAT | (fi->flags & O_EXCL), mode);
+	fd = openat(p->fd, name, backing_flags(fi->flags) | O_CREAT | (fi->flags & O_EXCL),
+		    entry_mode(req, mode));
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
 		return;
