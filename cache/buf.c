@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <time.h>
 
 #include "pool_i.h"
 
@@ -118,6 +119,8 @@ void pool_buf_drop(struct pool *pool, uint32_t idx)
 			pool_shard_repair(pool, s);
 		if (buf_reachable(pool, b, &fs))
 			pool_fslot_resident_add(fs, b->epoch, -1);
+	} else if (b->state != POOL_BUF_FREE) {
+		pool_shard_repair(pool, s); /* damaged: rebuild the chains without it */
 	}
 	seq = buf_begin(b);
 	b->state = POOL_BUF_FREE;
@@ -254,6 +257,10 @@ static ssize_t read_locked(struct pool *pool, uint32_t s, uint32_t file, uint32_
 	ret = -ENOENT;
 	if (idx != POOL_NONE)
 		ret = read_buf(pool, idx, pool->bufs[idx].seq, buf, off, len);
+	if (ret == -EAGAIN) { /* a descriptor no writer could have made: damage */
+		pool_shard_repair(pool, s);
+		ret = -ENOENT;
+	}
 	pool_shard_unlock(pool, s);
 	return ret;
 }
@@ -300,7 +307,7 @@ int pool_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket
 	ret = pool_shard_lock(pool, s);
 	if (ret)
 		return ret;
-	if (LOAD(&pool_fslot(pf)->wseq) != t->wseq ||
+	if (t->busy || LOAD(&pool_fslot(pf)->wseq) != t->wseq ||
 	    pool_epoch_of(LOAD(&pool_fslot(pf)->residency)) != t->epoch) {
 		idx = POOL_NONE; /* I5: something changed the file since the ticket */
 	} else {
@@ -321,57 +328,67 @@ int pool_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket
 	return 1;
 }
 
-/* Shard lock held: apply a write of @n bytes at @boff to buffer @idx, or drop it. */
-static int write_buf(struct pool *pool, uint32_t idx, size_t boff, const void *data, size_t n)
+static uint64_t now_ns(void)
 {
-	struct pool_buf *b = &pool->bufs[idx];
-	uint32_t seq;
+	struct timespec ts;
 
-	if (boff > b->len) {
-		pool_buf_drop(pool, idx); /* a hole we never read: cannot update exactly */
-		return 0;
-	}
-	seq = buf_begin(b);
-	pool_copy(pool_buf_data(pool, idx) + boff, data, n);
-	if (boff + n > b->len)
-		STORE(&b->len, (uint32_t)(boff + n));
-	buf_end(b, seq);
-	return 1;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-int pool_write_update(struct pool_file *pf, uint64_t off, const void *data, size_t len)
+/* Is a write of the file in flight (I5)? A lease far in the future is a clock jump. */
+bool pool_fslot_write_busy(struct pool_fslot *fs)
+{
+	uint64_t lease, now;
+
+	if (!__atomic_load_n(&fs->wactive, __ATOMIC_SEQ_CST))
+		return false;
+	lease = LOAD(&fs->wlease);
+	now = now_ns();
+	return now < lease && lease - now <= POOL_WRITE_LEASE_NS;
+}
+
+int pool_write_begin(struct pool_file *pf, uint64_t off, uint64_t len)
 {
 	struct pool *pool = pf->pool;
 	struct pool_fslot *fs = pool_fslot(pf);
-	const uint8_t *p = data;
+	uint64_t first = off >> pool->bshift, last = len ? (off + len - 1) >> pool->bshift : first;
 	uint32_t epoch;
-	int ret = file_check(pf), updated = 0;
+	int ret = file_check(pf);
 
 	if (ret)
 		return ret;
-	__atomic_fetch_add(&fs->wseq, 1, __ATOMIC_SEQ_CST); /* I5: before any buffer */
+	__atomic_fetch_add(&fs->wactive, 1, __ATOMIC_SEQ_CST);
+	STORE(&fs->wlease, now_ns() + POOL_WRITE_LEASE_NS);
+	__atomic_fetch_add(&fs->wseq, 1, __ATOMIC_SEQ_CST);
 	epoch = pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST));
-	while (len) {
-		uint64_t bucket = off >> pool->bshift;
-		size_t boff = off & (pool->bsize - 1);
-		size_t n = len < pool->bsize - boff ? len : pool->bsize - boff;
-		uint32_t s = pool_shard_of(pool, pf->slot, bucket), idx;
+	for (uint64_t b = first; len && b <= last; b++) {
+		uint32_t s = pool_shard_of(pool, pf->slot, b), idx;
 
 		if (pool_shard_lock(pool, s))
 			return -ENOTRECOVERABLE;
-		idx = lookup_or_repair(pool, s, pf->slot, epoch, bucket);
-		ret = idx == POOL_NONE ? 0 : write_buf(pool, idx, boff, p, n);
+		idx = lookup_or_repair(pool, s, pf->slot, epoch, b);
+		if (idx != POOL_NONE) {
+			pool_buf_drop(pool, idx);
+			pool_count(pf, b, POOL_C_GBUF_WRITE_IOS, 1);
+		}
 		pool_shard_unlock(pool, s);
-		if (ret)
-			pool_count(pf, bucket, POOL_C_GBUF_WRITE_IOS, 1);
-		else if (idx != POOL_NONE)
-			pool_count(pf, bucket, POOL_C_INVALIDATIONS, 1);
-		updated += ret;
-		off += n;
-		p += n;
-		len -= n;
 	}
-	return updated;
+	return 0;
+}
+
+int pool_write_end(struct pool_file *pf)
+{
+	struct pool_fslot *fs = pool_fslot(pf);
+	uint32_t old = LOAD(&fs->wactive);
+
+	if (file_check(pf))
+		return -ESTALE; /* the slot was reused: its counts are not ours */
+	__atomic_fetch_add(&fs->wseq, 1, __ATOMIC_SEQ_CST);
+	while (old && !__atomic_compare_exchange_n(&fs->wactive, &old, old - 1, false,
+						   __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		;
+	return 0;
 }
 
 /* Shard lock held: trim or drop buffer @idx of a file now @size bytes long. */

@@ -112,12 +112,12 @@ void pool_files_repair(struct pool *pool)
 		uint32_t *chain;
 
 		if (LOAD(&fs->idgen) & 1) {
-			fs->state = POOL_FSLOT_FREE;
+			STORE(&fs->state, POOL_FSLOT_FREE);
 			pool_fslot_bump_epoch(fs);
 			STORE_REL(&fs->idgen, fs->idgen + 1);
 		}
 		if (fs->state != POOL_FSLOT_USED) {
-			fs->state = POOL_FSLOT_FREE;
+			STORE(&fs->state, POOL_FSLOT_FREE);
 			continue;
 		}
 		if (fs->reserve > pool->nbufs - pool->nbufs / 8)
@@ -187,16 +187,17 @@ static void claim_slot(struct pool *pool, uint32_t f, const struct pool_file_id 
 		pool->hdr->files_used--;
 	}
 	pool_fslot_bump_epoch(fs);
-	fs->dev = id->dev;
-	fs->ino = id->ino;
+	STORE(&fs->dev, id->dev);
+	STORE(&fs->ino, id->ino);
 	fs->validator = pool_file_validator(id);
-	fs->opens = 0;
-	fs->quota = 0;
+	STORE(&fs->opens, 0);
+	STORE(&fs->quota, 0);
 	STORE(&fs->reserve, 0);
 	for (int c = 0; c < POOL_C_FILE_MAX; c++)
 		STORE(&fs->c[c], 0);
+	STORE(&fs->wactive, 0);
 	set_path(fs, path);
-	fs->state = POOL_FSLOT_USED;
+	STORE(&fs->state, POOL_FSLOT_USED);
 	pool->hdr->files_used++;
 	chain = fchain_of(pool, id->dev, id->ino);
 	fs->fnext = *chain;
@@ -226,7 +227,7 @@ static uint32_t apply_quota(struct pool *pool, uint32_t f, uint32_t quota, uint6
 		want = 0;
 	else if (want > cap - others)
 		want = cap - others;
-	fs->quota = quota;
+	STORE(&fs->quota, quota);
 	STORE(&fs->reserve, want);
 	pool->hdr->reserved = others + want;
 	return want;
@@ -256,7 +257,7 @@ static int get_locked(struct pool *pool, const struct pool_file_id *id, const ch
 	}
 	if (quota && quota_want(pool, quota, id->size) > pool->files[f].reserve)
 		apply_quota(pool, f, quota, id->size);
-	pool->files[f].opens++;
+	STORE(&pool->files[f].opens, pool->files[f].opens + 1);
 	pool->files[f].last_use = ++pool->hdr->tick;
 	*slot = f;
 	return 0;
@@ -299,7 +300,7 @@ void pool_file_put(struct pool_file *pf)
 	fs = pool_fslot(pf);
 	if (!pool_files_lock(pool)) {
 		if (fs->idgen == pf->idgen && fs->opens > 0) {
-			fs->opens--;
+			STORE(&fs->opens, fs->opens - 1);
 			fs->last_use = ++pool->hdr->tick;
 		}
 		pool_files_unlock(pool);
@@ -346,6 +347,7 @@ int pool_ticket_get(struct pool_file *pf, struct pool_ticket *t)
 	/* Epoch before wseq: a bump in between leaves an old epoch, which is harmless. */
 	t->epoch = pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST));
 	t->wseq = __atomic_load_n(&fs->wseq, __ATOMIC_SEQ_CST);
+	t->busy = pool_fslot_write_busy(fs);
 	return 0;
 }
 

@@ -77,9 +77,12 @@ static uint64_t fnv1a(const void *p, size_t n)
 	return h;
 }
 
+/* Everything from version to geometry_sum (magic is stored last, so not in it). */
 static uint64_t geometry_sum(const struct pool_header *h)
 {
-	return fnv1a(h, offsetof(struct pool_header, geometry_sum));
+	size_t from = offsetof(struct pool_header, version);
+
+	return fnv1a((const uint8_t *)h + from, offsetof(struct pool_header, geometry_sum) - from);
 }
 
 /*
@@ -275,7 +278,8 @@ static int create(const struct pool_config *cfg, const char *name, struct pool *
 		goto out_unlink;
 	}
 	pool->created = true;
-	close(fd); /* drops the flock: attachers may go */
+	flock(fd, LOCK_UN); /* explicitly: the mapping keeps the file, and so the lock, alive */
+	close(fd);
 	return 0;
 out_unlink:
 	if (pool->base)

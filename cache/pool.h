@@ -120,16 +120,16 @@ int pool_file_set_quota(struct pool_file *pf, uint32_t quota);
 /*
  * Coherence ticket: take one before reading a bucket from the backend and
  * pass it to pool_fill(); a write, truncate or invalidation in between makes
- * the fill a no-op, so stale data is never inserted.
+ * the fill a no-op, so stale data is never inserted. @busy: a write of the
+ * file was in flight when it was taken; what the backend returns now must
+ * not be cached anywhere (pool_fill() refuses it; local buffers must too).
  */
 struct pool_ticket {
 	uint32_t epoch;
+	bool busy;
 	uint64_t wseq;
 };
 int pool_ticket_get(struct pool_file *pf, struct pool_ticket *t);
-
-/* True while nothing has changed the file's cached bytes since @t was taken. */
-bool pool_ticket_valid(struct pool_file *pf, const struct pool_ticket *t);
 
 /*
  * pool_read - copy @len bytes at @off of bucket @bucket into @buf if cached.
@@ -149,17 +149,27 @@ int pool_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket
 	      const void *data, size_t len);
 
 /*
- * pool_write_update - after @len bytes at file offset @off were written to the
- * backend, and before the write is acknowledged: update the cached buckets it
- * overlaps, or drop those it cannot update exactly. Returns the number of
- * buffers updated (>= 0).
+ * Writes come in two halves around the backend write:
+ *   pool_write_begin() before the backend write: drops the cached buckets the
+ *   @len bytes at @off overlap, and refuses fills of the file until
+ *   pool_write_end() (or, if the writer dies, until a 5 s lease lapses);
+ *   pool_write_end() after the backend write, whether it succeeded or not,
+ *   and before acknowledging it.
+ * Writes are thus write-invalidate: RMS global buffers do not speed writes
+ * either, and this way no interleaving of concurrent writes, fills and a
+ * writer's death can leave the cache holding bytes the backend does not.
  */
-int pool_write_update(struct pool_file *pf, uint64_t off, const void *data, size_t len);
+int pool_write_begin(struct pool_file *pf, uint64_t off, uint64_t len);
+int pool_write_end(struct pool_file *pf);
 
 /* Drop every cached bucket of the file (O(1)). */
 int pool_invalidate_file(struct pool_file *pf);
 
-/* The file is now @size bytes long: drop or trim the buckets that changed. */
+/*
+ * The file is now @size bytes long: drop or trim the buckets that changed.
+ * Bracket the backend truncate with pool_write_begin(pf, 0, 0) and
+ * pool_write_end(pf), and call this before pool_write_end(). O(pool size).
+ */
 int pool_truncate(struct pool_file *pf, uint64_t size);
 
 /* Add @n to counter @c of the file and of the pool (for callers' own I/O). */

@@ -126,6 +126,7 @@ struct pool_fslot *pool_fslot(struct pool_file *pf);
 void pool_fslot_resident_add(struct pool_fslot *fs, uint32_t epoch, int delta);
 void pool_fslot_bump_epoch(struct pool_fslot *fs);
 void pool_files_repair(struct pool *pool);
+bool pool_fslot_write_busy(struct pool_fslot *fs);
 
 /* buf.c */
 void pool_buf_drop(struct pool *pool, uint32_t idx);

@@ -62,13 +62,21 @@
  *     validator change, slot reuse). The low half counts reachable buffers;
  *     both halves change together by compare-and-swap, so a count update for
  *     an old epoch can never leak into a new one.
- * I5. fslot.wseq grows on every event that can make cached bytes wrong
- *     (write, truncate, invalidation, slot reuse), *before* buffers are
- *     touched. A fill carries a ticket (epoch, wseq) taken before its backend
- *     read; pool_fill() inserts under the ticket's epoch and only if wseq is
- *     still the ticket's, checked under the shard lock. So a fill racing a
- *     write either sees the write's wseq (and is dropped) or completed before
- *     the write locked that shard (and is then updated by it).
+ * I5. fslot.wseq grows on every event that can make cached bytes wrong, and
+ *     always before the buffers concerned are touched: truncation and
+ *     invalidation bump it once after the backend changed; a write bumps it
+ *     at pool_write_begin(), before the backend write, and again at
+ *     pool_write_end(). A fill carries a ticket (epoch, wseq, busy) taken
+ *     before its backend read; pool_fill() inserts under the ticket's epoch
+ *     only if the ticket was not busy and epoch and wseq are still the
+ *     ticket's, checked under the shard lock. pool_write_begin() raises
+ *     wactive and the lease, bumps wseq, then drops the buckets the write
+ *     overlaps, each under its shard lock. So a fill that read the old bytes
+ *     either took its ticket while the write was active (busy: refused), or
+ *     before the bump (wseq changed: refused, or it got in first and the
+ *     drop removes it). A writer that dies between begin and end leaves
+ *     wactive raised: its file's tickets stay busy until the lease lapses,
+ *     by which time the dead writer's I/O has settled.
  * I6. A file slot's identity (dev, ino, validator, path) changes only under
  *     files_lock and only with idgen odd; handles remember the even idgen
  *     they were issued under and see -ESTALE once it moves. Lock-free readers
@@ -97,7 +105,8 @@
 #define POOL_LAYOUT_VERSION 1U
 #define POOL_ENDIAN_TAG 0x01020304U
 #define POOL_NONE UINT32_MAX /* "no index" in chains and descriptors */
-#define POOL_PATH_LEN 88     /* bytes of path kept per file, NUL included */
+#define POOL_PATH_LEN 76     /* bytes of path kept per file, NUL included */
+#define POOL_WRITE_LEASE_NS 5000000000ULL /* a write's claim on its file lapses after 5 s */
 #define POOL_NAME_LEN 64
 #define POOL_USAGE_MAX 3 /* clock counter ceiling */
 
@@ -155,7 +164,7 @@ struct pool_header {
 	uint32_t creator_pid;
 	uint32_t pad0;
 	char name[POOL_NAME_LEN];  /* shm name, NUL-terminated */
-	uint64_t geometry_sum;     /* FNV-1a of every field above */
+	uint64_t geometry_sum;     /* FNV-1a of every field above but magic */
 	uint8_t pad1[56];
 
 	/* Mutable. */
@@ -196,6 +205,8 @@ struct pool_fslot {
 	uint32_t reserve;       /* files_lock: what quota adds to header.reserved */
 	uint32_t fnext;         /* files_lock: next slot in the file hash chain */
 	uint64_t c[POOL_C_FILE_MAX]; /* atomic counters */
+	uint64_t wlease;        /* atomic, I5: CLOCK_REALTIME ns until which writes are busy */
+	uint32_t wactive;       /* atomic, I5: writes between begin and end */
 	char path[POOL_PATH_LEN];    /* files_lock, I6: tail of the path, NUL-terminated */
 };
 

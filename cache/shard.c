@@ -47,7 +47,7 @@ static void shard_rebuild(struct pool *pool, uint32_t s)
 		if ((seq & 1) || b->file >= pool->nfiles || b->len > pool->bsize) {
 			b->state = POOL_BUF_FREE;
 			STORE(&b->file, POOL_NONE);
-			STORE_REL(&b->seq, seq + 1 + (seq & 1));
+			STORE_REL(&b->seq, (seq | 1) + 1); /* even, and changed */
 		}
 		STORE(&b->next, POOL_NONE);
 	}

@@ -166,7 +166,7 @@ static ssize_t read_backend(struct stream *st, struct pool_file *pf, const struc
 	pool_count(pf, bucket, POOL_C_BACKEND_READ_BYTES, (uint64_t)got);
 	pool_fill(pf, t, bucket, tmp, (size_t)got);
 	pthread_mutex_lock(&st->lock);
-	if (pf == st->pf && local_count(st->lc) && (lb = local_prepare(st->lc))) {
+	if (!t->busy && pf == st->pf && local_count(st->lc) && (lb = local_prepare(st->lc))) {
 		memcpy(lb, tmp, (size_t)got);
 		local_commit(st->lc, t, bucket, (size_t)got);
 		pool_count(pf, bucket, POOL_C_LBUF_READ_IOS, 1);
@@ -225,7 +225,7 @@ ssize_t stream_read(struct stream *st, void *buf, size_t len, uint64_t off, stre
 	return (ssize_t)done;
 }
 
-int stream_write_done(struct stream *st, uint64_t off, const void *data, size_t len)
+int stream_write_begin(struct stream *st, uint64_t off, size_t len)
 {
 	uint64_t first = off / st->bsize, last = len ? (off + len - 1) / st->bsize : first;
 	int ret, dropped = 0;
@@ -233,13 +233,25 @@ int stream_write_done(struct stream *st, uint64_t off, const void *data, size_t 
 	pthread_mutex_lock(&st->lock);
 	for (uint64_t b = first; b <= last && len; b++)
 		dropped += local_invalidate(st->lc, b);
-	pool_count(st->pf, first, POOL_C_BACKEND_WRITES, 1);
-	pool_count(st->pf, first, POOL_C_BACKEND_WRITE_BYTES, len);
 	if (dropped)
 		pool_count(st->pf, first, POOL_C_LBUF_WRITE_IOS, (uint64_t)dropped);
-	ret = pool_write_update(st->pf, off, data, len);
+	ret = pool_write_begin(st->pf, off, len);
 	pthread_mutex_unlock(&st->lock);
-	return ret < 0 ? ret : 0;
+	return ret;
+}
+
+int stream_write_end(struct stream *st, uint64_t off, ssize_t res)
+{
+	struct pool_file *pf;
+
+	pthread_mutex_lock(&st->lock);
+	pf = st->pf;
+	if (res > 0) {
+		pool_count(pf, off / st->bsize, POOL_C_BACKEND_WRITES, 1);
+		pool_count(pf, off / st->bsize, POOL_C_BACKEND_WRITE_BYTES, (uint64_t)res);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return pool_write_end(pf);
 }
 
 int stream_truncate(struct stream *st, uint64_t size)

@@ -6,8 +6,8 @@
  * The cache does no I/O of its own: stream_read() calls the caller's read
  * function for a whole bucket on a miss, puts the result in the pool (and in
  * a local buffer), and counts every step in the pool's statistics. Writes go
- * to the backend first (caller), then stream_write_done() makes the cache
- * coherent before the caller acknowledges them. A stream may be used by
+ * around the caller's backend write between stream_write_begin() and
+ * stream_write_end(), which keep the cache coherent. A stream may be used by
  * several threads at once.
  */
 #ifndef ACCELFS_CACHE_STREAM_H
@@ -42,13 +42,17 @@ ssize_t stream_read(struct stream *st, void *buf, size_t len, uint64_t off, stre
 		    void *arg);
 
 /*
- * stream_write_done - @len bytes of @data were written at @off to the
- * backend: update the cache and count the write. Call after the backend
- * write succeeded and before acknowledging it. Returns 0 or -errno.
+ * A write: stream_write_begin() before the backend write, stream_write_end()
+ * after it with its result (bytes or -errno), before acknowledging it. See
+ * pool_write_begin(). Return 0 or -errno.
  */
-int stream_write_done(struct stream *st, uint64_t off, const void *data, size_t len);
+int stream_write_begin(struct stream *st, uint64_t off, size_t len);
+int stream_write_end(struct stream *st, uint64_t off, ssize_t res);
 
-/* The file is now @size bytes long (ftruncate, fallocate punch...). */
+/*
+ * The file is now @size bytes long (ftruncate). Call it after the backend
+ * truncate, inside stream_write_begin(st, 0, 0) ... stream_write_end().
+ */
 int stream_truncate(struct stream *st, uint64_t size);
 
 /* The backing file changed behind our back: drop everything cached. */
