@@ -180,11 +180,12 @@ static void report_stale(const char *name, void *arg)
 
 static void clean_dir(struct run *run, const char *dir)
 {
+	size_t len = strlen(dir);
 	int fd;
 
-	if (strcmp(run->last_clean, dir) == 0)
+	if (len >= sizeof(run->last_clean) || strcmp(run->last_clean, dir) == 0)
 		return;
-	snprintf(run->last_clean, sizeof(run->last_clean), "%s", dir);
+	memcpy(run->last_clean, dir, len + 1);
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return;
