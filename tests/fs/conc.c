@@ -109,7 +109,8 @@ static int verify(int fd, const char *what, off_t off, const unsigned char *want
 		return 0;
 	for (i = 0; tmp[i] == want[i]; i++)
 		;
-	fail("%s: byte %lld is 0x%02x, expected 0x%02x", what, (long long)(off + i), tmp[i], want[i]);
+	fail("%s: byte %lld is 0x%02x, expected 0x%02x", what, (long long)(off + i), tmp[i],
+	     want[i]);
 	return -1;
 }
 

@@ -100,8 +100,7 @@ static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt,
 }
 
 /* The part of [off, off + len) that falls in one region: a window or the gap. */
-static long long segment(const struct model *m, long long off, long long len,
-			 unsigned char **mem)
+static long long segment(const struct model *m, long long off, long long len, unsigned char **mem)
 {
 	long long end;
 
@@ -441,7 +440,7 @@ static void setup(const char *dir)
 }
 
 /* Relative weights of the operations, in the order of ops[]. */
-static void (*const ops[])(void) = { op_read,	   op_write,	  op_truncate, op_fallocate,
+static void (*const ops[])(void) = { op_read,	    op_write,	  op_truncate,	 op_fallocate,
 				     op_copy_range, op_mmap_read, op_mmap_write, op_reopen };
 static const int weight[] = { 24, 24, 6, 10, 8, 8, 8, 2 };
 

@@ -34,19 +34,32 @@ struct ops_case {
 };
 
 static const struct ops_case cases[] = {
-	{ "lookup", ops_case_lookup },	     { "setattr", ops_case_setattr },
-	{ "times", ops_case_times },	     { "symlink", ops_case_symlink },
-	{ "mknod", ops_case_mknod },	     { "mkdir", ops_case_mkdir },
-	{ "unlink", ops_case_unlink },	     { "rename", ops_case_rename },
-	{ "link", ops_case_link },	     { "open", ops_case_open },
-	{ "rw", ops_case_rw },		     { "fsync", ops_case_fsync },
-	{ "readdir", ops_case_readdir },     { "hugedir", ops_case_hugedir },
-	{ "statfs", ops_case_statfs },	     { "xattr", ops_case_xattr },
-	{ "acl", ops_case_acl },	     { "access", ops_case_access },
-	{ "fallocate", ops_case_fallocate }, { "copy_range", ops_case_copy_range },
-	{ "lseek", ops_case_lseek },	     { "bigfile", ops_case_bigfile },
-	{ "names", ops_case_names },	     { "errno", ops_case_errno },
-	{ "locks", ops_case_locks },	     { "nobody", ops_case_nobody },
+	{ "lookup", ops_case_lookup },
+	{ "setattr", ops_case_setattr },
+	{ "times", ops_case_times },
+	{ "symlink", ops_case_symlink },
+	{ "mknod", ops_case_mknod },
+	{ "mkdir", ops_case_mkdir },
+	{ "unlink", ops_case_unlink },
+	{ "rename", ops_case_rename },
+	{ "link", ops_case_link },
+	{ "open", ops_case_open },
+	{ "rw", ops_case_rw },
+	{ "fsync", ops_case_fsync },
+	{ "readdir", ops_case_readdir },
+	{ "hugedir", ops_case_hugedir },
+	{ "statfs", ops_case_statfs },
+	{ "xattr", ops_case_xattr },
+	{ "acl", ops_case_acl },
+	{ "access", ops_case_access },
+	{ "fallocate", ops_case_fallocate },
+	{ "copy_range", ops_case_copy_range },
+	{ "lseek", ops_case_lseek },
+	{ "bigfile", ops_case_bigfile },
+	{ "names", ops_case_names },
+	{ "errno", ops_case_errno },
+	{ "locks", ops_case_locks },
+	{ "nobody", ops_case_nobody },
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -94,8 +107,7 @@ static void rec_st(const char *label, const struct stat *st)
 	if (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode))
 		snprintf(size, sizeof(size), " size=%lld", (long long)st->st_size);
 	else if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
-		snprintf(size, sizeof(size), " rdev=%u:%u", major(st->st_rdev),
-			 minor(st->st_rdev));
+		snprintf(size, sizeof(size), " rdev=%u:%u", major(st->st_rdev), minor(st->st_rdev));
 	ops_rec("%s: type=%o mode=%04o nlink=%lu uid=%u gid=%u%s", label,
 		(unsigned)(st->st_mode & S_IFMT), (unsigned)(st->st_mode & 07777),
 		(unsigned long)st->st_nlink, st->st_uid, st->st_gid, size);

@@ -105,7 +105,8 @@ void ops_case_mknod(void)
 	OPS_CHK("mknod sock", mknod("s", S_IFSOCK | 0755, 0));
 	ops_stat("stat sock", "s");
 	OPS_CHK("mknod exists", mknod("p", S_IFIFO | 0644, 0));
-	OPS_CHK("mknodat fifo in subdir", mkdir("d", 0755) || mknodat(AT_FDCWD, "d/q", S_IFIFO | 0600, 0));
+	OPS_CHK("mknodat fifo in subdir",
+		mkdir("d", 0755) || mknodat(AT_FDCWD, "d/q", S_IFIFO | 0600, 0));
 	ops_list("list", ".");
 	OPS_CHK("unlink fifo", unlink("p"));
 	ops_stat("fifo gone", "p");
@@ -200,12 +201,14 @@ static void rename_flags(void)
 	OPS_CHK("exchange", renameat2(AT_FDCWD, "p2", AT_FDCWD, "q", RENAME_EXCHANGE));
 	ops_sum("p2 after exchange", "p2");
 	ops_sum("q after exchange", "q");
-	OPS_CHK("exchange file and dir", renameat2(AT_FDCWD, "q", AT_FDCWD, "dir", RENAME_EXCHANGE));
+	OPS_CHK("exchange file and dir",
+		renameat2(AT_FDCWD, "q", AT_FDCWD, "dir", RENAME_EXCHANGE));
 	ops_stat("q is dir", "q");
 	ops_stat("dir is file", "dir");
-	OPS_CHK("exchange with missing", renameat2(AT_FDCWD, "q", AT_FDCWD, "none", RENAME_EXCHANGE));
-	OPS_CHK("exchange|noreplace", renameat2(AT_FDCWD, "q", AT_FDCWD, "dir",
-					      RENAME_EXCHANGE | RENAME_NOREPLACE));
+	OPS_CHK("exchange with missing",
+		renameat2(AT_FDCWD, "q", AT_FDCWD, "none", RENAME_EXCHANGE));
+	OPS_CHK("exchange|noreplace",
+		renameat2(AT_FDCWD, "q", AT_FDCWD, "dir", RENAME_EXCHANGE | RENAME_NOREPLACE));
 }
 
 void ops_case_rename(void)

@@ -165,7 +165,8 @@ void ops_case_fallocate(void)
 	falloc("keep size beyond EOF", fd, FALLOC_FL_KEEP_SIZE, 400 * KiB, 100 * KiB);
 	falloc("punch hole", fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 8 * KiB, 64 * KiB);
 	falloc("punch unaligned", fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 100001, 5555);
-	falloc("punch past EOF", fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 390 * KiB, 100 * KiB);
+	falloc("punch past EOF", fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 390 * KiB,
+	       100 * KiB);
 	falloc("punch without keep", fd, FALLOC_FL_PUNCH_HOLE, 0, 4096);
 	falloc("zero range", fd, FALLOC_FL_ZERO_RANGE, 150 * KiB, 8000);
 	falloc("zero range extend", fd, FALLOC_FL_ZERO_RANGE, 390 * KiB, 50 * KiB);

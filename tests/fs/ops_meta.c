@@ -329,7 +329,7 @@ struct acl_entry {
 static size_t acl_make(char *buf, unsigned mask)
 {
 	const struct acl_entry e[] = {
-		{ 0x01, 6, ~0u }, { 0x02, 4, OPS_NOBODY }, { 0x04, 4, ~0u },
+		{ 0x01, 6, ~0u },    { 0x02, 4, OPS_NOBODY }, { 0x04, 4, ~0u },
 		{ 0x10, mask, ~0u }, { 0x20, 0, ~0u },
 	};
 	uint32_t version = 2;

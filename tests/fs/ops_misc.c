@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -31,8 +32,7 @@ static void child_rec(const char *label, long ret)
 	int len;
 
 	if (ret < 0)
-		len = snprintf(line, sizeof(line), "child %s = -1 %s\n", label,
-			       ops_errname(errno));
+		len = snprintf(line, sizeof(line), "child %s = -1 %s\n", label, ops_errname(errno));
 	else
 		len = snprintf(line, sizeof(line), "child %s = %ld\n", label, ret);
 	if (write(report_fd, line, len) != len)
@@ -81,6 +81,7 @@ static void locks_child(int go, pid_t parent)
 	CHILD_CHK("flock ex nb", flock(bfd, LOCK_EX | LOCK_NB));
 	CHILD_CHK("flock sh nb", flock(bfd, LOCK_SH | LOCK_NB));
 	CHILD_CHK("ofd setlk", lock(ofd, F_OFD_SETLK, F_WRLCK, 0, 1));
+	CHILD_CHK("tell parent", write(go, "r", 1));
 	CHILD_CHK("wait for parent", read(go, &c, 1));
 	CHILD_CHK("setlk after unlock", lock(fd, F_SETLK, F_WRLCK, 50, 100));
 	CHILD_CHK("flock after unlock", flock(bfd, LOCK_EX | LOCK_NB));
@@ -93,7 +94,8 @@ static pid_t fork_child(int *rd, int *go_wr, void (*fn)(int, pid_t))
 	int rep[2], go[2];
 	pid_t parent = getpid(), pid;
 
-	if (pipe(rep) < 0 || pipe(go) < 0)
+	/* rep: the child's report lines; go: a two-way channel to take turns. */
+	if (pipe(rep) < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, go) < 0)
 		return -1;
 	pid = fork();
 	if (pid == 0) {
@@ -125,6 +127,7 @@ void ops_case_locks(void)
 {
 	int fd, bfd, ofd, rd = -1, go = -1;
 	pid_t pid;
+	char c;
 
 	ops_mkfile("posix", 4096, 100);
 	ops_mkfile("bsd", 1, 101);
@@ -136,8 +139,7 @@ void ops_case_locks(void)
 	OPS_CHK("parent flock ex", flock(bfd, LOCK_EX));
 	OPS_CHK("parent ofd lock", lock(ofd, F_OFD_SETLK, F_WRLCK, 0, 10));
 	pid = fork_child(&rd, &go, locks_child);
-	/* Give the child time to fail its non-blocking attempts. */
-	usleep(300000);
+	OPS_CHK("child tried the held locks", read(go, &c, 1));
 	OPS_CHK("parent unlock", lock(fd, F_SETLK, F_UNLCK, 0, 100));
 	OPS_CHK("parent flock un", flock(bfd, LOCK_UN));
 	OPS_CHK("parent ofd unlock", lock(ofd, F_OFD_SETLK, F_UNLCK, 0, 10));
@@ -203,7 +205,10 @@ static void nobody_setup(void)
 	const struct {
 		uint16_t tag, perm;
 		uint32_t id;
-	} e[] = { { 1, 6, ~0u }, { 2, 4, OPS_NOBODY }, { 4, 0, ~0u }, { 0x10, 4, ~0u },
+	} e[] = { { 1, 6, ~0u },
+		  { 2, 4, OPS_NOBODY },
+		  { 4, 0, ~0u },
+		  { 0x10, 4, ~0u },
 		  { 0x20, 0, ~0u } };
 
 	ops_mkfile("pub", 100, 110);

@@ -68,7 +68,8 @@ static int run(const char *file, const char *acklog)
 	for (i = 0; i < 200000; i++) {
 		ret = write_one(file, i);
 		if (ret < 0) {
-			fprintf(stderr, "recwriter: record %ld: %s (stopping)\n", i, strerror(-ret));
+			fprintf(stderr, "recwriter: record %ld: %s (stopping)\n", i,
+				strerror(-ret));
 			fclose(ack);
 			return 0;
 		}
@@ -91,8 +92,8 @@ static int check(const char *file, long n)
 	for (i = 0; i < n; i++) {
 		make(want, i);
 		if (pread(fd, got, REC, (off_t)i * REC) != REC || memcmp(want, got, REC)) {
-			printf("recwriter: acknowledged record %ld of %ld is missing or corrupt\n", i,
-			       n);
+			printf("recwriter: acknowledged record %ld of %ld is missing or corrupt\n",
+			       i, n);
 			close(fd);
 			return 1;
 		}
