@@ -9,7 +9,8 @@ set -u
 trap accel_cleanup EXIT
 accel_require_fuse
 
-base=$(accel_tmpdir)
+accel_tmpdir
+base=$ACCEL_TMP
 mkdir "$base/src" "$base/mnt" "$base/mnt2"
 echo hello >"$base/src/f"
 

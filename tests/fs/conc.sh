@@ -8,7 +8,8 @@ trap accel_cleanup EXIT
 accel_require_fuse
 [ -n "${CONC:-}" ] || fail "CONC is not set"
 
-base=$(accel_tmpdir)
+accel_tmpdir
+base=$ACCEL_TMP
 mkdir "$base/src" "$base/mnt"
 accel_mount "$base/src" "$base/mnt" "$@"
 "$CONC" -t "${CONC_THREADS:-8}" -n "${CONC_ITERS:-2000}" "$base/mnt" "$base/src" ||

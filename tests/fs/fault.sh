@@ -10,7 +10,8 @@ trap accel_cleanup EXIT
 accel_require_fuse
 case=${1:?usage: fault.sh CASE}
 
-base=$(accel_tmpdir)
+accel_tmpdir
+base=$ACCEL_TMP
 src=$base/src
 mnt=$base/mnt
 mkdir "$src" "$mnt" "$src/sub"

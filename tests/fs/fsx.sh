@@ -9,7 +9,8 @@ trap accel_cleanup EXIT
 accel_require_fuse
 [ -n "${FSX:-}" ] || fail "FSX is not set"
 
-base=$(accel_tmpdir)
+accel_tmpdir
+base=$ACCEL_TMP
 mkdir "$base/src" "$base/mnt"
 flags=()
 # fsx exercises what SOURCE's file system can do; say so when it cannot.

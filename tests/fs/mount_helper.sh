@@ -25,7 +25,8 @@ if [ -z "${ACCEL_IN_NS:-}" ]; then
 fi
 trap 'umount /usr/local/sbin 2>/dev/null; accel_cleanup' EXIT
 
-base=$(accel_tmpdir)
+accel_tmpdir
+base=$ACCEL_TMP
 mkdir "$base/src" "$base/mnt" "$base/bin"
 echo "from source" >"$base/src/old"
 ACCEL_MNTS="$base/mnt"

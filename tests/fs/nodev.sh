@@ -13,7 +13,8 @@ trap accel_cleanup EXIT
 accel_require_fuse
 how=${1:?usage: nodev.sh missing|denied}
 
-base=$(accel_tmpdir)
+accel_tmpdir
+base=$ACCEL_TMP
 mkdir "$base/src" "$base/mnt"
 echo data >"$base/src/f"
 ACCEL_MNTS="$base/mnt"

@@ -19,7 +19,8 @@ for o in "$@"; do
 	esac
 done
 
-base=$(accel_tmpdir)
+accel_tmpdir
+base=$ACCEL_TMP
 mkdir -m 755 "$base/src" "$base/mnt" "$base/ref"
 accel_mount "$base/src" "$base/mnt" -o allow_other,default_permissions "$@"
 

@@ -11,7 +11,8 @@ accel_require_fuse
 [ -n "${RECWRITER:-}" ] || fail "RECWRITER is not set"
 how=${1:?usage: shutdown.sh sigterm|sigint|fusermount}
 
-base=$(accel_tmpdir)
+accel_tmpdir
+base=$ACCEL_TMP
 mkdir "$base/src" "$base/mnt"
 accel_mount "$base/src" "$base/mnt"
 daemon=$ACCEL_PID

@@ -22,7 +22,8 @@ restore() {
 }
 trap restore EXIT
 
-base=$(accel_tmpdir)
+accel_tmpdir
+base=$ACCEL_TMP
 mkdir -m 755 "$base/src" "$base/mnt" "$base/ref" "$base/src2" "$base/mnt2"
 echo data >"$base/src2/f"
 ACCEL_MNTS="$base/mnt2"

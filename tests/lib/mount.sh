@@ -16,6 +16,11 @@ ACCEL_PIDS=""
 ACCEL_PID=""
 ACCEL_TIMEOUT=${ACCEL_TIMEOUT:-15}
 
+# meson stops a test that runs too long with SIGTERM; bash would die without
+# running the EXIT trap, so turn the signals into an exit (and the cleanup).
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
 # skip REASON: the test cannot run here; meson counts exit 77 as skipped.
 skip() {
 	echo "SKIP: $*"
@@ -42,13 +47,13 @@ accel_require_fuse() {
 	[ -x "$ACCELFS" ] || fail "daemon $ACCELFS is not built"
 }
 
-# accel_tmpdir: prints a new directory (mode 0755, so nobody can traverse it).
+# accel_tmpdir: makes a new directory (mode 0755, so nobody can traverse it),
+# registers it for removal and leaves its name in ACCEL_TMP.  (Not "$(...)":
+# the registration would be lost in the subshell.)
 accel_tmpdir() {
-	local d
-	d=$(mktemp -d "${TMPDIR:-/tmp}/accelfs-test.XXXXXX") || fail "mktemp"
-	chmod 755 "$d"
-	ACCEL_TMPS="$ACCEL_TMPS $d"
-	echo "$d"
+	ACCEL_TMP=$(mktemp -d "${TMPDIR:-/tmp}/accelfs-test.XXXXXX") || fail "mktemp"
+	chmod 755 "$ACCEL_TMP"
+	ACCEL_TMPS="$ACCEL_TMPS $ACCEL_TMP"
 }
 
 # accel_is_mounted DIR: true if DIR is a mount point in this namespace.
