@@ -29,11 +29,11 @@ struct analyze_opts {
 };
 
 struct analysis {
-	const char *path;     /* as given */
+	const char *path; /* as given */
 	char backing[PATH_MAX];
 	struct stat st;
 	struct fiemap_stats fs;
-	uint64_t map_end;     /* logical end of the last extent */
+	uint64_t map_end; /* logical end of the last extent */
 	char fdl_path[PATH_MAX + 8];
 };
 
@@ -187,7 +187,8 @@ static int analyze_one(const char *path, struct analyze_opts *o)
 	if (ret == 0 && o->fdl && (ret = write_fdl(fd, &a)) < 0)
 		util_err("analyze", a.fdl_path, "cannot write the FDL: %s", strerror(-ret));
 	else if (ret < 0)
-		util_err("analyze", path, "%s", ret == -EINVAL ? "not a regular file" : reason(ret));
+		util_err("analyze", path, "%s",
+			 ret == -EINVAL ? "not a regular file" : reason(ret));
 	close(fd);
 	if (ret < 0)
 		return -1;

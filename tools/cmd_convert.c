@@ -115,7 +115,8 @@ static int open_in(const struct convert_opts *o, const char *in, struct replace_
 		util_err("convert", o->in, "%s",
 			 ret == -EINVAL ? "not a regular file" : strerror(-ret));
 	} else if (o->replace && job->in_st.st_nlink > 1) {
-		util_err("convert", o->in, "has %lu hard links; replacing one name would split "
+		util_err("convert", o->in,
+			 "has %lu hard links; replacing one name would split "
 			 "them (use 'accel defrag' on ext4, which keeps the inode)",
 			 (unsigned long)job->in_st.st_nlink);
 		ret = -EMLINK;
@@ -139,9 +140,9 @@ static void report(const struct convert_opts *o, const struct replace_job *job,
 
 static int fail(const struct convert_opts *o, const struct replace_job *job, int err)
 {
-	const char *why = err == -ESTALE ? "IN changed while it was being copied" :
-			  err == -EIO && job->copy.bytes ? "the copy does not match IN" :
-							  strerror(-err);
+	const char *why = err == -ESTALE		   ? "IN changed while it was being copied"
+			  : err == -EIO && job->copy.bytes ? "the copy does not match IN"
+							   : strerror(-err);
 
 	if (err == -EINTR) {
 		util_err("convert", o->in, "interrupted; IN is intact, temporary removed");
@@ -205,8 +206,7 @@ static int run_job(const struct convert_opts *o, struct replace_job *job)
 	if (ret < 0)
 		return fail(o, job, ret);
 	if (ret > 0)
-		util_err("convert", o->replace ? o->in : o->out, "warning: cannot %s",
-			 job->failed);
+		util_err("convert", o->replace ? o->in : o->out, "warning: cannot %s", job->failed);
 	report(o, job, &fs, util_now() - t0);
 	return 0;
 }

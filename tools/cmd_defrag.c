@@ -49,12 +49,12 @@ struct defrag_opts {
 };
 
 struct entry {
-	char *shown;     /* path as the user sees it */
-	char *backing;   /* the file we work on */
+	char *shown;   /* path as the user sees it */
+	char *backing; /* the file we work on */
 	uint64_t size;
 	uint64_t hot;
 	size_t order;
-	dev_t dev;       /* (dev, ino): a file named twice is done once */
+	dev_t dev; /* (dev, ino): a file named twice is done once */
 	ino_t ino;
 };
 
@@ -63,9 +63,9 @@ struct run {
 	struct entry *ent;
 	size_t n;
 	bool collect_failed;
-	char last_clean[PATH_MAX];  /* directory most recently cleaned of stale temporaries */
-	const char *walk_shown;     /* the directory argument being walked, as given */
-	size_t walk_skip;           /* length of its backing path */
+	char last_clean[PATH_MAX]; /* directory most recently cleaned of stale temporaries */
+	const char *walk_shown;	   /* the directory argument being walked, as given */
+	size_t walk_skip;	   /* length of its backing path */
 	struct progress prog;
 	unsigned int count[N_OUTCOMES];
 	uint64_t ext_before;
@@ -76,14 +76,14 @@ struct run {
 /* One file being worked on. */
 struct target {
 	const struct entry *e;
-	int fd;                     /* O_RDONLY */
+	int fd; /* O_RDONLY */
 	struct stat st;
 	struct fiemap_stats before;
 	struct fiemap_stats after;
 	uint64_t moved;
 	const char *how;
-	const char *failed;  /* the step that failed */
-	const char *why;     /* a complete reason for skipping, instead of failed */
+	const char *failed; /* the step that failed */
+	const char *why;    /* a complete reason for skipping, instead of failed */
 };
 
 static void help(void)
@@ -129,26 +129,42 @@ static int parse_method(const char *s, enum method *m)
 static int parse_args(int argc, char **argv, struct defrag_opts *o)
 {
 	static const struct option longopts[] = {
-		{ "recursive", no_argument, NULL, 'r' },   { "dry-run", no_argument, NULL, 'n' },
+		{ "recursive", no_argument, NULL, 'r' },
+		{ "dry-run", no_argument, NULL, 'n' },
 		{ "min-extents", required_argument, NULL, 'm' },
-		{ "hot-first", no_argument, NULL, 'H' },   { "method", required_argument, NULL, 'M' },
-		{ "quiet", no_argument, NULL, 'q' },       { "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },        { NULL, 0, NULL, 0 },
+		{ "hot-first", no_argument, NULL, 'H' },
+		{ "method", required_argument, NULL, 'M' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int ch, ret = 0;
 
 	while (ret == 0 && (ch = getopt_long(argc, argv, "rnqvh", longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'r': o->recursive = true; break;
-		case 'n': o->dry_run = true; break;
-		case 'H': o->hot_first = true; break;
-		case 'q': o->quiet = true; break;
-		case 'v': o->verbose = true; break;
-		case 'h': return 1;
+		case 'r':
+			o->recursive = true;
+			break;
+		case 'n':
+			o->dry_run = true;
+			break;
+		case 'H':
+			o->hot_first = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			return 1;
 		case 'm':
 			ret = util_parse_u64(optarg, &o->min_extents);
 			if (ret < 0)
-				util_err("defrag", NULL, "--min-extents: '%s' is not a number", optarg);
+				util_err("defrag", NULL, "--min-extents: '%s' is not a number",
+					 optarg);
 			break;
 		case 'M':
 			ret = parse_method(optarg, &o->method);
@@ -156,7 +172,8 @@ static int parse_args(int argc, char **argv, struct defrag_opts *o)
 				util_err("defrag", NULL, "--method: '%s' is not auto, move or copy",
 					 optarg);
 			break;
-		default: return -1;
+		default:
+			return -1;
 		}
 	}
 	if (ret == 0 && optind >= argc) {
@@ -206,8 +223,7 @@ static void clean_parent(struct run *run, const char *path)
 	clean_dir(run, dir);
 }
 
-static int add_entry(struct run *run, const char *shown, const char *backing,
-		     const struct stat *st)
+static int add_entry(struct run *run, const char *shown, const char *backing, const struct stat *st)
 {
 	struct entry *ent;
 
@@ -281,8 +297,9 @@ static int collect_path(struct run *run, const char *shown)
 		return nftw(backing, walk_one, 32, FTW_PHYS | FTW_MOUNT) < 0 ? -ENOMEM : 0;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		util_err("defrag", shown, "%s", S_ISLNK(st.st_mode) ?
-			 "is a symbolic link; name its target instead" : "not a regular file");
+		util_err("defrag", shown, "%s",
+			 S_ISLNK(st.st_mode) ? "is a symbolic link; name its target instead"
+					     : "not a regular file");
 		return -EINVAL;
 	}
 	clean_parent(run, backing);
@@ -418,7 +435,7 @@ static int take_lease(struct target *t)
 		return 1;
 	if (errno == EAGAIN)
 		return -ETXTBSY; /* someone has it open for writing now */
-	return 0; /* no leases here: rely on the size/mtime/ctime checks alone */
+	return 0;		 /* no leases here: rely on the size/mtime/ctime checks alone */
 }
 
 /* A test hook: wait here so a test can modify or kill us mid-defrag. */
@@ -427,8 +444,8 @@ static void test_pause(void)
 	const char *v = getenv("ACCEL_TEST_PAUSE_BEFORE_SWAP");
 	struct timespec ts = { v ? atoi(v) : 0, 0 };
 
-	while (ts.tv_sec > 0 && !util_stop_sig && !util_lease_broken &&
-	       nanosleep(&ts, &ts) < 0 && errno == EINTR)
+	while (ts.tv_sec > 0 && !util_stop_sig && !util_lease_broken && nanosleep(&ts, &ts) < 0 &&
+	       errno == EINTR)
 		;
 }
 
@@ -462,8 +479,12 @@ static int copy_swap(struct target *t, struct replace_job *job)
 /* The copy path. Returns an outcome or -errno. */
 static int by_copy(struct run *run, struct target *t, int dir_fd, const char *name)
 {
-	struct replace_job job = { .kind = "defrag", .in_fd = t->fd, .in_st = t->st,
-				   .dir_fd = dir_fd, .target = name, .target_is_source = true };
+	struct replace_job job = { .kind = "defrag",
+				   .in_fd = t->fd,
+				   .in_st = t->st,
+				   .dir_fd = dir_fd,
+				   .target = name,
+				   .target_is_source = true };
 	int lease, ret;
 
 	t->how = "copy";
@@ -512,7 +533,8 @@ static void say(struct run *run, const struct target *t, enum outcome oc, double
 		       (unsigned long long)t->before.data_runs);
 	else if (oc == NOT_BETTER)
 		printf("%s: %llu extents; the best free space found gives %llu: not better, "
-		       "original kept\n", path, b, a);
+		       "original kept\n",
+		       path, b, a);
 	else if (oc == WOULD)
 		printf("%s: %llu extents, ideal %llu: would defragment\n", path, b,
 		       (unsigned long long)t->before.data_runs);
@@ -613,11 +635,11 @@ static void say_total(struct run *run, double secs)
 
 	progress_clear(&run->prog);
 	printf("total: %zu file%s: %u %s, %u left alone, %u not improved, %u failed; "
-	       "extents %llu -> %llu; %s moved; %.2f s\n", run->n, run->n == 1 ? "" : "s",
-	       run->count[DONE] + run->count[WOULD], run->o->dry_run ? "to defragment" :
-	       "defragmented", run->count[IDEAL], run->count[NOT_BETTER], run->count[FAILED],
-	       (unsigned long long)run->ext_before, (unsigned long long)run->ext_after,
-	       util_bytes(run->moved, b, sizeof(b)), secs);
+	       "extents %llu -> %llu; %s moved; %.2f s\n",
+	       run->n, run->n == 1 ? "" : "s", run->count[DONE] + run->count[WOULD],
+	       run->o->dry_run ? "to defragment" : "defragmented", run->count[IDEAL],
+	       run->count[NOT_BETTER], run->count[FAILED], (unsigned long long)run->ext_before,
+	       (unsigned long long)run->ext_after, util_bytes(run->moved, b, sizeof(b)), secs);
 }
 
 static int collect(struct run *run, int argc, char **argv)

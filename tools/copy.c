@@ -102,8 +102,9 @@ static unsigned int batch_reads(struct batch *b, int fd, uint64_t pos, uint64_t 
 	unsigned int n;
 
 	for (n = 0; n < COPY_BATCH && pos < end; n++) {
-		b->op[n] = (struct backend_op){ .op = BACKEND_OP_READ, .fd = fd, .buf = b->buf[n],
-						.off = (off_t)pos };
+		b->op[n] = (struct backend_op){
+			.op = BACKEND_OP_READ, .fd = fd, .buf = b->buf[n], .off = (off_t)pos
+		};
 		b->op[n].len = end - pos < COPY_CHUNK ? end - pos : COPY_CHUNK;
 		pos += b->op[n].len;
 	}

@@ -28,7 +28,7 @@ struct move_extent {
 	uint32_t donor_fd;
 	uint64_t orig_start;  /* in blocks */
 	uint64_t donor_start; /* in blocks */
-	uint64_t len;         /* in blocks */
+	uint64_t len;	      /* in blocks */
 	uint64_t moved_len;   /* out, in blocks */
 };
 #define EXT4_IOC_MOVE_EXT _IOWR('f', 15, struct move_extent)
@@ -118,8 +118,9 @@ static int changed(struct ext4move_job *job)
  */
 static void drop_cached(int fd, uint64_t off, uint64_t len)
 {
-	sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WAIT_BEFORE |
-			SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+	sync_file_range(fd, (off_t)off, (off_t)len,
+			SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+			    SYNC_FILE_RANGE_WAIT_AFTER);
 	posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
 }
 

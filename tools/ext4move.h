@@ -19,10 +19,10 @@
 
 struct ext4move_job {
 	/* in */
-	int fd;                  /* the file, open O_RDWR */
-	struct stat st;          /* as it was before we started */
-	int dir_fd;              /* its directory, for the donor */
-	struct copy_ctl copy;    /* progress callback; bytes moved (out) */
+	int fd;		      /* the file, open O_RDWR */
+	struct stat st;	      /* as it was before we started */
+	int dir_fd;	      /* its directory, for the donor */
+	struct copy_ctl copy; /* progress callback; bytes moved (out) */
 	/* out */
 	int donor_fd;
 	struct fiemap_stats donor; /* layout of the reserved space */

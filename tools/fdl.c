@@ -30,8 +30,8 @@ struct cur {
 	size_t line_start;
 	unsigned int line;
 	enum section sec;
-	unsigned int seen_sec;  /* bit per section */
-	unsigned int seen_key;  /* bit per fixed key, see key_table */
+	unsigned int seen_sec; /* bit per section */
+	unsigned int seen_key; /* bit per fixed key, see key_table */
 	struct fdl_error *err;
 };
 
@@ -43,7 +43,7 @@ struct val {
 };
 
 static int fail(struct cur *c, size_t at, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(struct cur *c, size_t at, const char *fmt, ...)
 {
@@ -136,8 +136,8 @@ static int at_eol(const struct cur *c)
 
 static void skip_blank(struct cur *c)
 {
-	while (c->pos < c->len && (c->s[c->pos] == ' ' || c->s[c->pos] == '\t' ||
-				   c->s[c->pos] == '\r'))
+	while (c->pos < c->len &&
+	       (c->s[c->pos] == ' ' || c->s[c->pos] == '\t' || c->s[c->pos] == '\r'))
 		c->pos++;
 }
 
@@ -170,10 +170,14 @@ static int unescape(struct cur *c)
 	if (at_eol(c))
 		return fail(c, at, "unterminated escape sequence");
 	switch (c->s[c->pos++]) {
-	case '\\': return '\\';
-	case '"': return '"';
-	case 'n': return '\n';
-	case 't': return '\t';
+	case '\\':
+		return '\\';
+	case '"':
+		return '"';
+	case 'n':
+		return '\n';
+	case 't':
+		return '\t';
 	case 'x':
 		hi = c->pos < c->len ? hexval(c->s[c->pos]) : -1;
 		lo = c->pos + 1 < c->len ? hexval(c->s[c->pos + 1]) : -1;
@@ -391,12 +395,15 @@ static int do_section(struct cur *c)
 		return fail(c, c->pos, "expected ']' to close the section name");
 	c->pos++;
 	for (i = 1; i < SEC_COUNT; i++) {
-		if (strlen(section_name[i]) == end - at && !memcmp(c->s + at, section_name[i], end - at))
+		if (strlen(section_name[i]) == end - at &&
+		    !memcmp(c->s + at, section_name[i], end - at))
 			break;
 	}
 	if (i == SEC_COUNT)
-		return fail(c, at, "unknown section [%.*s] (known: file, allocation, ownership, "
-			    "accelfs)", (int)(end - at), c->s + at);
+		return fail(c, at,
+			    "unknown section [%.*s] (known: file, allocation, ownership, "
+			    "accelfs)",
+			    (int)(end - at), c->s + at);
 	if (c->seen_sec & (1U << i))
 		return fail(c, at, "section [%s] appears twice", section_name[i]);
 	c->seen_sec |= 1U << i;

@@ -31,25 +31,25 @@ struct fdl_attr {
 };
 
 struct fdl {
-	char *name;                   /* [file] name: informational */
+	char *name; /* [file] name: informational */
 	bool has_size;
-	uint64_t size;                /* [file] size: informational */
+	uint64_t size; /* [file] size: informational */
 	bool has_preallocate;
-	uint64_t preallocate;         /* [allocation] bytes to reserve; default: file size */
-	bool contiguous;              /* [allocation] best_try_contiguous; default yes */
-	enum fdl_holes holes;         /* [allocation] holes; default keep */
+	uint64_t preallocate; /* [allocation] bytes to reserve; default: file size */
+	bool contiguous;      /* [allocation] best_try_contiguous; default yes */
+	enum fdl_holes holes; /* [allocation] holes; default keep */
 	bool has_uid, has_gid, has_mode;
-	uid_t uid;                    /* [ownership] */
+	uid_t uid; /* [ownership] */
 	gid_t gid;
 	mode_t mode;
-	bool has_accelfs;             /* an [accelfs] section exists: exactly these attrs */
+	bool has_accelfs; /* an [accelfs] section exists: exactly these attrs */
 	struct fdl_attr *attrs;
 	size_t nattrs;
 };
 
 struct fdl_error {
-	unsigned int line;            /* 1-based */
-	unsigned int col;             /* 1-based byte column */
+	unsigned int line; /* 1-based */
+	unsigned int col;  /* 1-based byte column */
 	char msg[160];
 };
 

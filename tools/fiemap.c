@@ -50,8 +50,7 @@ static uint32_t x_flags(uint32_t kflags)
 }
 
 /* One FIEMAP call from *@start; sets *@last when the kernel says it is done. */
-static int read_batch(int fd, struct fiemap *fm, struct fiemap_map *map, uint64_t *start,
-		      int *last)
+static int read_batch(int fd, struct fiemap *fm, struct fiemap_map *map, uint64_t *start, int *last)
 {
 	struct fiemap_x x;
 	unsigned int i;

@@ -36,15 +36,15 @@ struct fiemap_map {
 };
 
 struct fiemap_stats {
-	uint64_t size;          /* file size (input) */
-	uint64_t mapped;        /* bytes covered by extents, preallocation included */
+	uint64_t size;	 /* file size (input) */
+	uint64_t mapped; /* bytes covered by extents, preallocation included */
 	uint64_t kernel_extents;
-	uint64_t extents;       /* merged as described above */
-	uint64_t data_runs;     /* = ideal number of extents */
-	uint64_t holes;         /* gaps inside [0, size) */
+	uint64_t extents;   /* merged as described above */
+	uint64_t data_runs; /* = ideal number of extents */
+	uint64_t holes;	    /* gaps inside [0, size) */
 	uint64_t hole_bytes;
-	uint64_t unwritten;     /* kernel extents flagged unwritten */
-	double score;           /* 0 = ideal .. approaching 100 = one extent per block */
+	uint64_t unwritten; /* kernel extents flagged unwritten */
+	double score;	    /* 0 = ideal .. approaching 100 = one extent per block */
 };
 
 /*

@@ -112,7 +112,8 @@ int meta_accelfs_load(int fd, struct fdl *fdl)
 
 	ret = list_names(fd, &names, &len);
 	for (off = 0; ret == 0 && off < len; off += (ssize_t)strlen(names + off) + 1) {
-		if (!is_accelfs(names + off) || !fdl_key_valid(names + off + strlen(FDL_XATTR_PREFIX)))
+		if (!is_accelfs(names + off) ||
+		    !fdl_key_valid(names + off + strlen(FDL_XATTR_PREFIX)))
 			continue;
 		ret = get_value(fd, names + off, &val, &vlen);
 		if (ret == -ENODATA) {

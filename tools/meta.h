@@ -16,11 +16,11 @@
 
 /* What meta_apply() should put on the new file. */
 struct meta_plan {
-	const struct stat *st;     /* the original: owner, mode, times */
-	int src_fd;                /* copy its xattrs and flags; -1 for none */
-	const struct fdl *fdl;     /* overrides ownership/accelfs attrs; may be NULL */
-	bool owner_best_effort;    /* an EPERM from fchown is not an error */
-	const char *failed;        /* out: which step failed, for messages */
+	const struct stat *st;	/* the original: owner, mode, times */
+	int src_fd;		/* copy its xattrs and flags; -1 for none */
+	const struct fdl *fdl;	/* overrides ownership/accelfs attrs; may be NULL */
+	bool owner_best_effort; /* an EPERM from fchown is not an error */
+	const char *failed;	/* out: which step failed, for messages */
 };
 
 /* Collect every user.accelfs.* attribute of @fd into @fdl. */

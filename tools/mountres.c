@@ -91,7 +91,8 @@ int mountres_parse_line(char *line, char **mnt, char **fstype, char **source)
 	char *field[16], *save = NULL, *tok;
 	int n = 0, sep = -1;
 
-	for (tok = strtok_r(line, " \n", &save); tok && n < 16; tok = strtok_r(NULL, " \n", &save)) {
+	for (tok = strtok_r(line, " \n", &save); tok && n < 16;
+	     tok = strtok_r(NULL, " \n", &save)) {
 		if (sep < 0 && n >= 6 && strcmp(tok, "-") == 0)
 			sep = n;
 		field[n++] = tok;

@@ -15,8 +15,8 @@ struct progress {
 	unsigned int files_total;
 	unsigned int files_done;
 	uint64_t bytes_total;
-	uint64_t bytes_done;  /* of finished files */
-	uint64_t bytes_file;  /* of the current file */
+	uint64_t bytes_done; /* of finished files */
+	uint64_t bytes_file; /* of the current file */
 	double last;
 };
 

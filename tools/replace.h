@@ -25,21 +25,21 @@
 
 struct replace_job {
 	/* in */
-	const char *kind;        /* "defrag" or "convert": part of the temporary's name */
-	int in_fd;               /* the source, open for reading */
-	struct stat in_st;       /* the source as it was before we started */
-	int dir_fd;              /* directory holding the target */
-	const char *target;      /* name of the target in dir_fd */
-	const struct fdl *fdl;   /* layout and metadata; NULL means "like the source" */
-	bool owner_best_effort;  /* not being able to chown is not an error */
-	bool target_is_source;   /* commit re-checks that target == unchanged source */
-	bool noreplace;          /* commit fails with -EEXIST if the target exists */
+	const char *kind;	      /* "defrag" or "convert": part of the temporary's name */
+	int in_fd;		      /* the source, open for reading */
+	struct stat in_st;	      /* the source as it was before we started */
+	int dir_fd;		      /* directory holding the target */
+	const char *target;	      /* name of the target in dir_fd */
+	const struct fdl *fdl;	      /* layout and metadata; NULL means "like the source" */
+	bool owner_best_effort;	      /* not being able to chown is not an error */
+	bool target_is_source;	      /* commit re-checks that target == unchanged source */
+	bool noreplace;		      /* commit fails with -EEXIST if the target exists */
 	volatile sig_atomic_t *guard; /* set by a broken lease: undo the rename, see commit */
-	struct copy_ctl copy;    /* progress callback; bytes copied (out) */
+	struct copy_ctl copy;	      /* progress callback; bytes copied (out) */
 	/* out */
-	char tmp[NAME_MAX + 1];  /* temporary's name, "" when none exists */
+	char tmp[NAME_MAX + 1]; /* temporary's name, "" when none exists */
 	int tmp_fd;
-	const char *failed;      /* the step that failed, for the message */
+	const char *failed; /* the step that failed, for the message */
 };
 
 /* Returns 0 with the temporary complete, or -errno with it removed. */
@@ -47,8 +47,8 @@ int replace_build(struct replace_job *job);
 
 /*
  * replace_commit - rename into place. With @guard, the old file is first
- * linked under a second temporary name (kind "defrag-old"); if *@guard is set once the rename is done (a writer opened
- * the old file just before it, and is blocked on our lease), the old file is
+ * linked under a second temporary name (kind "defrag-old"); if *@guard is set once the rename is
+ * done (a writer opened the old file just before it, and is blocked on our lease), the old file is
  * renamed back and -EBUSY returned, so the writer's data lands in the file
  * that keeps the name. Returns 0; 1 when the rename was done but the directory
  * fsync failed (job->failed says so); or -errno with the temporary removed.

@@ -25,7 +25,7 @@ void util_signals_install(void);
 
 /* "accel CMD: PATH: message\n" on stderr; PATH may be NULL. */
 void util_err(const char *cmd, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Format @bytes as "12.3 MiB" into @buf; returns @buf. */
 char *util_bytes(uint64_t bytes, char *buf, size_t len);

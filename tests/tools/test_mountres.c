@@ -54,20 +54,19 @@ static void test_resolve(void)
 	resolve("/mnt/acc/dir/file", 1, "/srv/backing/dir/file");
 	resolve("/mnt/acc", 1, "/srv/backing");
 	resolve("/mnt/acc/../acc/./f", 1, "/srv/backing/f");
-	resolve("/mnt/accx/f", 0, "/mnt/accx/f");        /* prefix of a name is not a match */
-	resolve("/mnt/acc/tmp/f", 0, "/mnt/acc/tmp/f");  /* nested tmpfs wins */
-	resolve("/mnt/other/f", 0, "/mnt/other/f");      /* other FUSE fs */
-	resolve("/mnt/rel/f", 0, "/mnt/rel/f");          /* source not a path */
+	resolve("/mnt/accx/f", 0, "/mnt/accx/f");	/* prefix of a name is not a match */
+	resolve("/mnt/acc/tmp/f", 0, "/mnt/acc/tmp/f"); /* nested tmpfs wins */
+	resolve("/mnt/other/f", 0, "/mnt/other/f");	/* other FUSE fs */
+	resolve("/mnt/rel/f", 0, "/mnt/rel/f");		/* source not a path */
 }
 
 int main(void)
 {
-	static const char content[] =
-		"1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"
-		"2 1 0:50 / /mnt/acc rw - fuse.accelfs /srv/backing rw\n"
-		"3 2 0:51 / /mnt/acc/tmp rw - tmpfs tmpfs rw\n"
-		"4 1 0:52 / /mnt/other rw - fuse.sshfs host:/x rw\n"
-		"5 1 0:53 / /mnt/rel rw - fuse.accelfs accelfs rw\n";
+	static const char content[] = "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"
+				      "2 1 0:50 / /mnt/acc rw - fuse.accelfs /srv/backing rw\n"
+				      "3 2 0:51 / /mnt/acc/tmp rw - tmpfs tmpfs rw\n"
+				      "4 1 0:52 / /mnt/other rw - fuse.sshfs host:/x rw\n"
+				      "5 1 0:53 / /mnt/rel rw - fuse.accelfs accelfs rw\n";
 	unsigned int failed;
 	CU_pSuite s;
 	int fd;

@@ -35,8 +35,13 @@ static void test_make_parse(void)
 static void test_foreign(void)
 {
 	static const char *const names[] = {
-		"data.tmp", ".accel-defrag..12.tmp", ".accel-defrag.f.tmp", ".accel-defrag.f.x1.tmp",
-		".accel-other.f.12.tmp", ".accel-defrag.f.12.tmpx", ".accel-defrag.f.0.tmp",
+		"data.tmp",
+		".accel-defrag..12.tmp",
+		".accel-defrag.f.tmp",
+		".accel-defrag.f.x1.tmp",
+		".accel-other.f.12.tmp",
+		".accel-defrag.f.12.tmpx",
+		".accel-defrag.f.0.tmp",
 		"accel-defrag.f.12.tmp",
 	};
 	unsigned int i;
