@@ -40,7 +40,7 @@ static uint32_t buf_begin(struct pool_buf *b)
 	uint32_t seq = b->seq;
 
 	STORE(&b->seq, seq + 1);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	POOL_FENCE(__ATOMIC_RELEASE);
 	return seq + 2;
 }
 
@@ -210,7 +210,7 @@ static ssize_t read_buf(struct pool *pool, uint32_t idx, uint32_t seq, void *buf
 	if (off < blen)
 		n = len < blen - off ? len : blen - off;
 	pool_copy(buf, pool_buf_data(pool, idx) + off, n);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	POOL_FENCE(__ATOMIC_ACQUIRE);
 	if (LOAD(&b->seq) != seq)
 		return -EAGAIN;
 	buf_touch(b);
@@ -236,7 +236,7 @@ static ssize_t read_optimistic(struct pool *pool, uint32_t s, uint32_t file, uin
 		if (buf_matches(b, file, epoch, bucket))
 			return read_buf(pool, idx, seq, buf, off, len);
 		next = LOAD(&b->next);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		POOL_FENCE(__ATOMIC_ACQUIRE);
 		if (LOAD(&b->seq) != seq)
 			return -EAGAIN;
 		idx = next;

@@ -71,7 +71,7 @@ static bool snapshot(struct pool *pool, uint32_t f, struct pool_file_stats *st)
 		st->c[c] = LOAD(&fs->c[c]);
 	pool_copy(st->path, fs->path, sizeof(st->path));
 	st->path[sizeof(st->path) - 1] = '\0';
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	POOL_FENCE(__ATOMIC_ACQUIRE);
 	return LOAD(&fs->idgen) == gen;
 }
 

@@ -31,7 +31,7 @@
 struct shared {
 	uint32_t backend[NFILES][NBUCKETS]; /* current version on "disk" */
 	uint32_t acked[NFILES][NBUCKETS];   /* highest version whose write was acknowledged */
-	uint64_t torn, stale, future, ops, kills, stop;
+	uint64_t torn, stale, future, ops, hits, kills, stop;
 };
 
 static struct shared *sh;
@@ -132,6 +132,7 @@ static void op_read(struct pool_file *pf, uint32_t f, uint32_t b, uint8_t *buf)
 	ssize_t n = pool_read(pf, b, buf, 0, BS);
 
 	if (n == BS) {
+		__atomic_fetch_add(&sh->hits, 1, __ATOMIC_RELAXED);
 		if (!ct_verify(buf, BS, f, b, &v))
 			__atomic_fetch_add(&sh->torn, 1, __ATOMIC_RELAXED);
 		else if (v < acked)
@@ -162,7 +163,7 @@ static void op_write(struct pool_file *pf, uint32_t f, uint32_t b)
 }
 
 /* The body of workers and victims: random operations until told to stop. */
-static void hammer(uint64_t seed, bool forever)
+static void hammer(uint64_t seed, bool victim)
 {
 	struct pool *pool = ct_open(pool_name, BS, NBUFS);
 	struct pool_file *pf[NFILES];
@@ -177,15 +178,15 @@ static void hammer(uint64_t seed, bool forever)
 		if (pool_file_get(pool, &id, "hammer", f == 0 ? 16 : 0, &pf[f]))
 			_exit(4);
 	}
-	while (forever || !__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
+	while (victim || !__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
 		uint64_t r = rnd(&x);
 		uint32_t f = (uint32_t)(r % NFILES), b = (uint32_t)((r >> 8) % NBUCKETS);
 		uint32_t what = (uint32_t)((r >> 20) % 1000);
 
 		if (what < 850) {
 			op_read(pf[f], f, b, buf);
-		} else if (what < 990) {
-			op_write(pf[f], f, b);
+		} else if (what < (victim ? 864 : 990)) {
+			op_write(pf[f], f, b); /* victims rarely: a death mid-write blocks fills 5 s */
 		} else if (what < 995) {
 			pool_invalidate_file(pf[f]);
 		} else {
@@ -240,9 +241,10 @@ static void verify_after(struct pool *pool)
 	CU_ASSERT_EQUAL(pool_recount(pool), 0);
 	CU_ASSERT_EQUAL(pool_stats_get(pool, &st), 0);
 	CU_ASSERT_EQUAL(st.resident, present);
-	printf("\n    %llu ops, %llu kills (torn %llu, stale %llu, future %llu), %llu recoveries, "
+	printf("\n    %llu ops, %llu hits, %llu kills (torn %llu, stale %llu, future %llu), %llu recoveries, "
 	       "%llu buckets cached at the end",
-	       (unsigned long long)sh->ops, (unsigned long long)sh->kills,
+	       (unsigned long long)sh->ops, (unsigned long long)sh->hits,
+	       (unsigned long long)sh->kills,
 	       (unsigned long long)sh->torn, (unsigned long long)sh->stale,
 	       (unsigned long long)sh->future,
 	       (unsigned long long)st.c[POOL_C_RECOVERIES], (unsigned long long)present);

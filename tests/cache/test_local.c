@@ -6,6 +6,7 @@
  * between streams, and active streams.
  */
 #include <errno.h>
+#include <pthread.h>
 
 #include "cache_test.h"
 #include "local.h"
@@ -53,7 +54,7 @@ static ssize_t mem_read(void *arg, void *buf, size_t len, uint64_t off)
 {
 	struct mem_file *mf = arg;
 
-	mf->reads++;
+	__atomic_fetch_add(&mf->reads, 1, __ATOMIC_RELAXED);
 	if (off >= mf->size)
 		return 0;
 	if (len > mf->size - off)
@@ -166,6 +167,58 @@ static void test_stream_write(void)
 	pool_close(pool);
 }
 
+struct reader_arg {
+	struct stream *st;
+	struct mem_file *mf;
+	unsigned int seed;
+	int bad;
+};
+
+static void *reader(void *p)
+{
+	struct reader_arg *ra = p;
+	uint8_t *buf = malloc(3 * BS);
+
+	for (int i = 0; i < 20000; i++) {
+		uint64_t off = (uint64_t)(rand_r(&ra->seed) % (int)ra->mf->size);
+		size_t len = (size_t)(rand_r(&ra->seed) % (int)(3 * BS));
+		size_t want = len < ra->mf->size - off ? len : ra->mf->size - off;
+
+		if (i % 1000 == 999)
+			stream_invalidate(ra->st);
+		if (stream_read(ra->st, buf, len, off, mem_read, ra->mf) != (ssize_t)want ||
+		    memcmp(buf, ra->mf->data + off, want))
+			ra->bad++;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* Threads share one stream (FUSE may read one handle from several threads). */
+static void test_stream_threads(void)
+{
+	const char *name = ct_name("threads");
+	struct pool *pool = ct_open(name, BS, 16);
+	struct mem_file *mf = mem_new(40 * BS + 77);
+	struct pool_file_id id = ct_id(22, mf->size);
+	struct reader_arg ra[4];
+	pthread_t th[4];
+	struct stream *st;
+
+	CU_ASSERT_FATAL(pool && stream_open(pool, &id, "/t", 0, 4, &st) == 0);
+	for (int i = 0; i < 4; i++) {
+		ra[i] = (struct reader_arg){ .st = st, .mf = mf, .seed = (unsigned int)i + 1 };
+		CU_ASSERT_FATAL(pthread_create(&th[i], NULL, reader, &ra[i]) == 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CU_ASSERT_EQUAL(ra[i].bad, 0);
+	}
+	stream_close(st);
+	mem_free(mf);
+	pool_close(pool);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -177,6 +230,7 @@ int main(void)
 	CU_add_test(s, "local buffers", test_local_basics);
 	CU_add_test(s, "stream: local, global, backend", test_stream_order_and_counts);
 	CU_add_test(s, "stream: writes, truncate, invalidate", test_stream_write);
+	CU_add_test(s, "stream: threads share a stream", test_stream_threads);
 	ret = cunit_run();
 	ct_cleanup();
 	return ret;
