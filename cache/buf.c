@@ -113,19 +113,19 @@ void pool_buf_drop(struct pool *pool, uint32_t idx)
 	struct pool_buf *b = &pool->bufs[idx];
 	uint32_t s = idx / pool->per_shard, seq;
 	struct pool_fslot *fs;
+	bool damaged = b->state != POOL_BUF_FREE;
 
 	if (b->state == POOL_BUF_VALID && b->file < pool->nfiles) {
-		if (chain_unlink(pool, s, idx))
-			pool_shard_repair(pool, s);
+		damaged = chain_unlink(pool, s, idx) != 0;
 		if (buf_reachable(pool, b, &fs))
 			pool_fslot_resident_add(fs, b->epoch, -1);
-	} else if (b->state != POOL_BUF_FREE) {
-		pool_shard_repair(pool, s); /* damaged: rebuild the chains without it */
 	}
 	seq = buf_begin(b);
 	b->state = POOL_BUF_FREE;
 	STORE(&b->file, POOL_NONE);
 	buf_end(b, seq);
+	if (damaged)
+		pool_shard_repair(pool, s); /* rebuild the chains without it (I3) */
 }
 
 /* Shard lock held: may the clock take @b now? Ages it if not. */

@@ -46,8 +46,9 @@ void pool_count(struct pool_file *pf, uint64_t bucket, enum pool_counter c, uint
 {
 	struct pool *pool = pf->pool;
 
-	if ((unsigned int)c >= POOL_C_POOL_MAX || pool->readonly)
-		return;
+	if ((unsigned int)c >= POOL_C_POOL_MAX || pool->readonly ||
+	    LOAD(&pool_fslot(pf)->idgen) != pf->idgen)
+		return; /* a reused slot's counters belong to its new file */
 	if (c < POOL_C_FILE_MAX)
 		ADD(&pool_fslot(pf)->c[c], n);
 	pool_count_shard(pool, pool_shard_of(pool, pf->slot, bucket), c, n);

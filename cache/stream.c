@@ -186,7 +186,7 @@ static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t
 			   size_t len, stream_read_fn fn, void *arg)
 {
 	struct pool_file *pf;
-	struct pool_ticket t;
+	struct pool_ticket t = { 0 };
 	ssize_t ret;
 
 	pthread_mutex_lock(&st->lock);
@@ -197,8 +197,10 @@ static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t
 		ret = read_cached(st, &t, bucket, buf, off, len);
 	pf = st->pf;
 	pthread_mutex_unlock(&st->lock);
-	if (ret != -ENOENT && ret != -ESTALE)
+	if (ret >= 0)
 		return ret;
+	if (ret != -ENOENT)
+		t.busy = true; /* the cache is unusable for now: read through, cache nothing */
 	/* pf stays valid until stream_close(), even if reopen() replaces it. */
 	return read_backend(st, pf, &t, bucket, buf, off, len, fn, arg);
 }
