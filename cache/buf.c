@@ -172,8 +172,7 @@ static uint32_t clock_victim(struct pool *pool, uint32_t s)
 
 /* Shard lock held: make free buffer @idx hold the bucket and publish it. */
 static void buf_install(struct pool *pool, uint32_t idx, struct pool_file *pf,
-			const struct pool_ticket *t, uint64_t bucket, const void *data,
-			size_t len)
+			const struct pool_ticket *t, uint64_t bucket, const void *data, size_t len)
 {
 	struct pool_buf *b = &pool->bufs[idx];
 	uint32_t *chain = pool_chain_of(pool, pf->slot, bucket);
@@ -293,8 +292,8 @@ ssize_t pool_read(struct pool_file *pf, uint64_t bucket, void *buf, size_t off, 
 	return ret;
 }
 
-int pool_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket,
-	      const void *data, size_t len)
+int pool_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket, const void *data,
+	      size_t len)
 {
 	struct pool *pool = pf->pool;
 	uint32_t s = pool_shard_of(pool, pf->slot, bucket), idx;
@@ -427,8 +426,8 @@ int pool_truncate(struct pool_file *pf, uint64_t size)
 		if (pool_shard_lock(pool, s))
 			return -ENOTRECOVERABLE;
 		for (uint32_t i = first; i < first + pool->per_shard; i++)
-			if (pool->bufs[i].state == POOL_BUF_VALID && pool->bufs[i].file == pf->slot &&
-			    pool->bufs[i].epoch == epoch)
+			if (pool->bufs[i].state == POOL_BUF_VALID &&
+			    pool->bufs[i].file == pf->slot && pool->bufs[i].epoch == epoch)
 				truncate_buf(pool, i, size);
 		pool_shard_unlock(pool, s);
 	}

@@ -85,8 +85,8 @@ static void fchain_unlink(struct pool *pool, uint32_t slot)
 	struct pool_fslot *fs = &pool->files[slot];
 	uint32_t *pp = fchain_of(pool, fs->dev, fs->ino);
 
-	for (uint32_t steps = 0; *pp != POOL_NONE && *pp < pool->nfiles &&
-				 steps < pool->nfiles; steps++) {
+	for (uint32_t steps = 0; *pp != POOL_NONE && *pp < pool->nfiles && steps < pool->nfiles;
+	     steps++) {
 		if (*pp == slot) {
 			*pp = fs->fnext;
 			return;
@@ -319,10 +319,9 @@ int pool_file_set_quota(struct pool_file *pf, uint32_t quota)
 	if (fs->idgen != pf->idgen)
 		ret = -ESTALE;
 	else
-		ret = (int)apply_quota(pool, pf->slot, quota,
-				       quota == POOL_QUOTA_ALL ? (uint64_t)pool->nbufs
-									 << pool->bshift
-							       : 0);
+		ret = (int)apply_quota(
+		    pool, pf->slot, quota,
+		    quota == POOL_QUOTA_ALL ? (uint64_t)pool->nbufs << pool->bshift : 0);
 	pool_files_unlock(pool);
 	return ret;
 }

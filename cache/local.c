@@ -13,7 +13,7 @@
 struct local_buf {
 	uint64_t bucket;
 	struct pool_ticket t; /* ticket when the data was taken */
-	uint64_t used;        /* lc->tick at last use */
+	uint64_t used;	      /* lc->tick at last use */
 	uint32_t len;
 	bool valid;
 	uint8_t *data;

@@ -95,9 +95,9 @@ static int layout(struct pool_header *h, uint32_t bshift, uint32_t nbufs, uint32
 {
 	uint64_t off;
 
-	if (bshift < 12 || bshift > 22 || !nshards || (nshards & (nshards - 1)) ||
-	    nshards > 4096 || nbufs < nshards || nbufs % nshards || nbufs >= POOL_NONE ||
-	    nfiles < 1 || nfiles >= (1U << 24))
+	if (bshift < 12 || bshift > 22 || !nshards || (nshards & (nshards - 1)) || nshards > 4096 ||
+	    nbufs < nshards || nbufs % nshards || nbufs >= POOL_NONE || nfiles < 1 ||
+	    nfiles >= (1U << 24))
 		return -EINVAL;
 	h->bucket_shift = bshift;
 	h->bucket_size = 1U << bshift;
@@ -151,8 +151,8 @@ static int plan(const struct pool_config *cfg, struct pool_header *h)
 	if (!cfg->max_files)
 		nfiles = nfiles < 16 ? 16 : nfiles > (1U << 20) ? (1U << 20) : nfiles;
 	if (layout(h, bshift, (uint32_t)nbufs, (uint32_t)nshards, (uint32_t)nfiles))
-		return fail(cfg, EINVAL, "max_files %llu: need 1 to %u",
-			    (unsigned long long)nfiles, (1U << 24) - 1);
+		return fail(cfg, EINVAL, "max_files %llu: need 1 to %u", (unsigned long long)nfiles,
+			    (1U << 24) - 1);
 	return 0;
 }
 
@@ -163,9 +163,10 @@ static int check_limits(const struct pool_config *cfg, uint64_t total)
 	struct statvfs vfs;
 
 	if (total > mem)
-		return fail(cfg, ENOMEM,
-			    "pool of %llu bytes exceeds physical memory (%llu bytes); make it smaller",
-			    (unsigned long long)total, (unsigned long long)mem);
+		return fail(
+		    cfg, ENOMEM,
+		    "pool of %llu bytes exceeds physical memory (%llu bytes); make it smaller",
+		    (unsigned long long)total, (unsigned long long)mem);
 	if (statvfs("/dev/shm", &vfs) == 0 && total > (uint64_t)vfs.f_bavail * vfs.f_frsize)
 		return fail(cfg, ENOSPC,
 			    "pool of %llu bytes exceeds free space in /dev/shm (%llu bytes); "
@@ -291,17 +292,18 @@ out_unlink:
 }
 
 /* Check every header field an attacher relies on. */
-static int validate(const struct pool_config *cfg, const char *name,
-		    const struct pool_header *h, uint64_t st_size)
+static int validate(const struct pool_config *cfg, const char *name, const struct pool_header *h,
+		    uint64_t st_size)
 {
 	struct pool_header g = { 0 };
 
 	if (h->endian != POOL_ENDIAN_TAG)
 		return fail(cfg, EPROTO, "%s: pool made on a machine of another byte order", name);
 	if (h->version != POOL_LAYOUT_VERSION || h->header_size != sizeof(*h))
-		return fail(cfg, EPROTO, "%s: pool layout version %u, this program needs %u; "
-			    "detach all users and pool_unlink it", name, h->version,
-			    POOL_LAYOUT_VERSION);
+		return fail(cfg, EPROTO,
+			    "%s: pool layout version %u, this program needs %u; "
+			    "detach all users and pool_unlink it",
+			    name, h->version, POOL_LAYOUT_VERSION);
 	if (h->mutex_size != sizeof(pthread_mutex_t))
 		return fail(cfg, EPROTO, "%s: pool made with another C library (mutex of %u bytes)",
 			    name, h->mutex_size);
@@ -319,8 +321,7 @@ static int validate(const struct pool_config *cfg, const char *name,
 }
 
 /* Wait (bounded) for a creator to finish, then map and validate. */
-static int attach(const struct pool_config *cfg, const char *name, struct pool *pool,
-		  bool readonly)
+static int attach(const struct pool_config *cfg, const char *name, struct pool *pool, bool readonly)
 {
 	struct stat st;
 	int fd, ret = -EAGAIN;
@@ -347,8 +348,10 @@ static int attach(const struct pool_config *cfg, const char *name, struct pool *
 	}
 	close(fd);
 	if (ret == -EAGAIN)
-		return fail(cfg, EPROTO, "%s: not an accelfs pool, or its creator died while "
-			    "building it; remove it with pool_unlink", name);
+		return fail(cfg, EPROTO,
+			    "%s: not an accelfs pool, or its creator died while "
+			    "building it; remove it with pool_unlink",
+			    name);
 	if (ret)
 		return ret;
 	ret = validate(cfg, name, pool->base, (uint64_t)st.st_size);

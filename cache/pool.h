@@ -41,13 +41,13 @@ struct pool_file;
 struct pool_config {
 	const char *name;     /* shm name ("/x"); NULL means POOL_DEFAULT_NAME */
 	uint32_t bucket_size; /* creation only; 0 means POOL_DEFAULT_BUCKET */
-	uint32_t nbufs;       /* creation only: buffer count; 0: use size */
-	uint64_t size;        /* creation only: data bytes; 0 and nbufs 0: default */
+	uint32_t nbufs;	      /* creation only: buffer count; 0: use size */
+	uint64_t size;	      /* creation only: data bytes; 0 and nbufs 0: default */
 	uint32_t max_files;   /* creation only: file slots; 0: derived from size */
 	uint32_t nshards;     /* creation only: power of two; 0: derived */
-	mode_t mode;          /* creation only: 0 means 0600 */
-	bool no_create;       /* attach only, -ENOENT if the pool does not exist */
-	char *err;            /* if set, receives a one-line reason on failure */
+	mode_t mode;	      /* creation only: 0 means 0600 */
+	bool no_create;	      /* attach only, -ENOENT if the pool does not exist */
+	char *err;	      /* if set, receives a one-line reason on failure */
 	size_t errlen;
 };
 
@@ -77,11 +77,11 @@ struct pool_info {
 	uint32_t nshards;
 	uint32_t nfiles;
 	uint32_t files_used;
-	uint32_t reserved;     /* buffers reserved by quotas */
-	uint64_t total_size;   /* segment bytes */
-	uint64_t data_size;    /* nbufs * bucket_size */
-	uint64_t meta_size;    /* total_size - data_size */
-	bool created;          /* this pool_open() created the segment */
+	uint32_t reserved;   /* buffers reserved by quotas */
+	uint64_t total_size; /* segment bytes */
+	uint64_t data_size;  /* nbufs * bucket_size */
+	uint64_t meta_size;  /* total_size - data_size */
+	bool created;	     /* this pool_open() created the segment */
 	bool readonly;
 };
 void pool_info(const struct pool *pool, struct pool_info *info);
@@ -145,8 +145,8 @@ ssize_t pool_read(struct pool_file *pf, uint64_t bucket, void *buf, size_t off, 
  * already present, 0 if dropped (stale ticket, or every buffer of its shard
  * reserved by quotas), -EINVAL, -ESTALE.
  */
-int pool_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket,
-	      const void *data, size_t len);
+int pool_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket, const void *data,
+	      size_t len);
 
 /*
  * Writes come in two halves around the backend write:
@@ -182,9 +182,9 @@ int pool_recount(struct pool *pool);
 struct pool_file_stats {
 	uint64_t dev, ino;
 	uint32_t slot;
-	uint32_t opens;       /* active streams */
+	uint32_t opens; /* active streams */
 	uint32_t quota;
-	uint32_t resident;    /* buffers currently cached */
+	uint32_t resident; /* buffers currently cached */
 	uint64_t c[POOL_C_FILE_MAX];
 	char path[POOL_PATH_LEN];
 };

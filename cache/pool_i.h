@@ -29,7 +29,7 @@ struct pool {
 	uint32_t nbufs;
 	uint32_t nshards;
 	uint32_t per_shard;
-	uint32_t nchains;  /* per shard */
+	uint32_t nchains; /* per shard */
 	uint32_t nfiles;
 	uint32_t nfchains;
 	struct pool_header *hdr;
@@ -104,8 +104,7 @@ static inline void pool_copy(void *dst, const void *src, size_t n)
 	const uint8_t *s = src;
 
 	for (size_t i = 0; i < n; i++)
-		__atomic_store_n(&d[i], __atomic_load_n(&s[i], __ATOMIC_ACQUIRE),
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(&d[i], __atomic_load_n(&s[i], __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
 }
 #define POOL_FENCE(order) ((void)0)
 #else

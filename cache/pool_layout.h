@@ -104,8 +104,8 @@
 #define POOL_MAGIC 0x31424c4643434158ULL /* "XACCFLB1" little-endian */
 #define POOL_LAYOUT_VERSION 1U
 #define POOL_ENDIAN_TAG 0x01020304U
-#define POOL_NONE UINT32_MAX /* "no index" in chains and descriptors */
-#define POOL_PATH_LEN 76     /* bytes of path kept per file, NUL included */
+#define POOL_NONE UINT32_MAX		  /* "no index" in chains and descriptors */
+#define POOL_PATH_LEN 76		  /* bytes of path kept per file, NUL included */
 #define POOL_WRITE_LEASE_NS 5000000000ULL /* a write's claim on its file lapses after 5 s */
 #define POOL_NAME_LEN 64
 #define POOL_USAGE_MAX 3 /* clock counter ceiling */
@@ -126,62 +126,62 @@ enum pool_counter {
 	POOL_C_BACKEND_READ_BYTES,
 	POOL_C_BACKEND_WRITES,
 	POOL_C_BACKEND_WRITE_BYTES,
-	POOL_C_GBUF_READ_IOS,  /* backend reads that filled a global buffer */
-	POOL_C_GBUF_WRITE_IOS, /* writes that updated a global buffer */
-	POOL_C_LBUF_READ_IOS,  /* backend reads that filled a local buffer */
-	POOL_C_LBUF_WRITE_IOS, /* writes that updated a local buffer */
-	POOL_C_FILE_MAX,       /* counters above are kept per file and per pool */
+	POOL_C_GBUF_READ_IOS,		    /* backend reads that filled a global buffer */
+	POOL_C_GBUF_WRITE_IOS,		    /* writes that updated a global buffer */
+	POOL_C_LBUF_READ_IOS,		    /* backend reads that filled a local buffer */
+	POOL_C_LBUF_WRITE_IOS,		    /* writes that updated a local buffer */
+	POOL_C_FILE_MAX,		    /* counters above are kept per file and per pool */
 	POOL_C_EVICTIONS = POOL_C_FILE_MAX, /* reachable buffers reused */
-	POOL_C_FILL_DROPS, /* fills refused: stale ticket or no evictable buffer */
-	POOL_C_RECOVERIES, /* locks recovered from a dead owner */
-	POOL_C_INVALIDATIONS, /* buffers dropped by write/truncate/invalidate */
+	POOL_C_FILL_DROPS,		    /* fills refused: stale ticket or no evictable buffer */
+	POOL_C_RECOVERIES,		    /* locks recovered from a dead owner */
+	POOL_C_INVALIDATIONS,		    /* buffers dropped by write/truncate/invalidate */
 	POOL_C_POOL_MAX,
 };
 
 struct pool_header {
 	/* Immutable after creation; covered by geometry_sum. */
-	uint64_t magic;            /* POOL_MAGIC, stored last (release) at creation */
-	uint32_t version;          /* POOL_LAYOUT_VERSION */
-	uint32_t header_size;      /* sizeof(struct pool_header) */
-	uint32_t mutex_size;       /* sizeof(pthread_mutex_t) of the creator */
-	uint32_t endian;           /* POOL_ENDIAN_TAG as the creator stored it */
-	uint64_t total_size;       /* bytes in the segment */
-	uint32_t bucket_size;      /* bytes per buffer, power of two, 4 KiB..4 MiB */
-	uint32_t bucket_shift;     /* log2(bucket_size) */
-	uint32_t nbufs;            /* buffers in the pool = nshards * bufs_per_shard */
-	uint32_t nshards;          /* power of two */
+	uint64_t magic;	       /* POOL_MAGIC, stored last (release) at creation */
+	uint32_t version;      /* POOL_LAYOUT_VERSION */
+	uint32_t header_size;  /* sizeof(struct pool_header) */
+	uint32_t mutex_size;   /* sizeof(pthread_mutex_t) of the creator */
+	uint32_t endian;       /* POOL_ENDIAN_TAG as the creator stored it */
+	uint64_t total_size;   /* bytes in the segment */
+	uint32_t bucket_size;  /* bytes per buffer, power of two, 4 KiB..4 MiB */
+	uint32_t bucket_shift; /* log2(bucket_size) */
+	uint32_t nbufs;	       /* buffers in the pool = nshards * bufs_per_shard */
+	uint32_t nshards;      /* power of two */
 	uint32_t bufs_per_shard;
 	uint32_t chains_per_shard; /* power of two */
-	uint32_t nfiles;           /* file slots */
-	uint32_t nfchains;         /* file hash heads, power of two */
-	uint64_t off_shards;       /* byte offsets of the parts, see the diagram */
+	uint32_t nfiles;	   /* file slots */
+	uint32_t nfchains;	   /* file hash heads, power of two */
+	uint64_t off_shards;	   /* byte offsets of the parts, see the diagram */
 	uint64_t off_files;
 	uint64_t off_fchains;
 	uint64_t off_chains;
 	uint64_t off_bufs;
 	uint64_t off_data;
-	uint64_t created_ns;       /* CLOCK_REALTIME at creation */
+	uint64_t created_ns; /* CLOCK_REALTIME at creation */
 	uint32_t creator_pid;
 	uint32_t pad0;
-	char name[POOL_NAME_LEN];  /* shm name, NUL-terminated */
-	uint64_t geometry_sum;     /* FNV-1a of every field above but magic */
+	char name[POOL_NAME_LEN]; /* shm name, NUL-terminated */
+	uint64_t geometry_sum;	  /* FNV-1a of every field above but magic */
 	uint8_t pad1[56];
 
 	/* Mutable. */
 	union pool_mutex files_lock; /* protects the file table, fchains, reserved */
 	uint32_t recount_pending;    /* atomic: residency counts need pool_recount() */
-	uint32_t reserved;           /* files_lock: sum of quotas of used slots */
-	uint32_t files_used;         /* files_lock: slots in state USED */
-	uint32_t file_hint;          /* files_lock: where the next free-slot scan starts */
-	uint64_t tick;               /* files_lock: logical clock for slot LRU */
+	uint32_t reserved;	     /* files_lock: sum of quotas of used slots */
+	uint32_t files_used;	     /* files_lock: slots in state USED */
+	uint32_t file_hint;	     /* files_lock: where the next free-slot scan starts */
+	uint64_t tick;		     /* files_lock: logical clock for slot LRU */
 	uint8_t pad2[40];
 };
 
 struct pool_shard {
-	union pool_mutex lock;        /* the shard lock, robust and process-shared */
-	uint32_t hand;                /* lock: clock hand, 0..bufs_per_shard-1 */
+	union pool_mutex lock; /* the shard lock, robust and process-shared */
+	uint32_t hand;	       /* lock: clock hand, 0..bufs_per_shard-1 */
 	uint32_t pad[15];
-	uint64_t c[POOL_C_POOL_MAX];  /* atomic counters for buckets of this shard */
+	uint64_t c[POOL_C_POOL_MAX]; /* atomic counters for buckets of this shard */
 };
 
 enum pool_fslot_state {
@@ -192,21 +192,21 @@ enum pool_fslot_state {
 #define POOL_QUOTA_ALL UINT32_MAX
 
 struct pool_fslot {
-	uint64_t dev;           /* files_lock, I6: st_dev of the backing file */
-	uint64_t ino;           /* files_lock, I6: st_ino */
-	uint64_t validator;     /* files_lock, I6: hash of size, mtime, ctime */
-	uint64_t residency;     /* atomic CAS, I4: epoch << 32 | reachable buffers */
-	uint64_t wseq;          /* atomic, I5: coherence sequence */
-	uint64_t last_use;      /* files_lock: header.tick at last get/put */
-	uint32_t idgen;         /* files_lock + atomic, I6: identity generation */
-	uint32_t state;         /* files_lock: enum pool_fslot_state */
-	uint32_t opens;         /* files_lock: handles open ("active streams") */
-	uint32_t quota;         /* files_lock: buffers reserved, POOL_QUOTA_ALL */
-	uint32_t reserve;       /* files_lock: what quota adds to header.reserved */
-	uint32_t fnext;         /* files_lock: next slot in the file hash chain */
+	uint64_t dev;		     /* files_lock, I6: st_dev of the backing file */
+	uint64_t ino;		     /* files_lock, I6: st_ino */
+	uint64_t validator;	     /* files_lock, I6: hash of size, mtime, ctime */
+	uint64_t residency;	     /* atomic CAS, I4: epoch << 32 | reachable buffers */
+	uint64_t wseq;		     /* atomic, I5: coherence sequence */
+	uint64_t last_use;	     /* files_lock: header.tick at last get/put */
+	uint32_t idgen;		     /* files_lock + atomic, I6: identity generation */
+	uint32_t state;		     /* files_lock: enum pool_fslot_state */
+	uint32_t opens;		     /* files_lock: handles open ("active streams") */
+	uint32_t quota;		     /* files_lock: buffers reserved, POOL_QUOTA_ALL */
+	uint32_t reserve;	     /* files_lock: what quota adds to header.reserved */
+	uint32_t fnext;		     /* files_lock: next slot in the file hash chain */
 	uint64_t c[POOL_C_FILE_MAX]; /* atomic counters */
-	uint64_t wlease;        /* atomic, I5: CLOCK_REALTIME ns until which writes are busy */
-	uint32_t wactive;       /* atomic, I5: writes between begin and end */
+	uint64_t wlease;	     /* atomic, I5: CLOCK_REALTIME ns until which writes are busy */
+	uint32_t wactive;	     /* atomic, I5: writes between begin and end */
 	char path[POOL_PATH_LEN];    /* files_lock, I6: tail of the path, NUL-terminated */
 };
 
@@ -216,14 +216,14 @@ enum pool_buf_state {
 };
 
 struct pool_buf {
-	uint32_t seq;    /* I1/I2: seqlock, odd while key, len or data change */
-	uint32_t file;   /* shard lock: file slot, or POOL_NONE */
-	uint32_t epoch;  /* shard lock: the file's epoch when filled */
-	uint32_t next;   /* shard lock: next buffer in the chain, or POOL_NONE */
+	uint32_t seq;	 /* I1/I2: seqlock, odd while key, len or data change */
+	uint32_t file;	 /* shard lock: file slot, or POOL_NONE */
+	uint32_t epoch;	 /* shard lock: the file's epoch when filled */
+	uint32_t next;	 /* shard lock: next buffer in the chain, or POOL_NONE */
 	uint64_t bucket; /* shard lock: bucket index within the file */
-	uint32_t len;    /* shard lock: valid bytes (< bucket_size at end of file) */
-	uint8_t state;   /* shard lock: enum pool_buf_state */
-	uint8_t usage;   /* atomic: clock counter, raised by hits, lowered by the hand */
+	uint32_t len;	 /* shard lock: valid bytes (< bucket_size at end of file) */
+	uint8_t state;	 /* shard lock: enum pool_buf_state */
+	uint8_t usage;	 /* atomic: clock counter, raised by hits, lowered by the hand */
 	uint16_t pad;
 };
 

@@ -21,9 +21,9 @@
 
 struct stream {
 	struct pool *pool;
-	struct pool_file *pf; /* lock: replaced on -ESTALE */
-	struct local *lc;     /* lock */
-	void *spare;          /* lock: one bucket of scratch kept for reuse */
+	struct pool_file *pf;	    /* lock: replaced on -ESTALE */
+	struct local *lc;	    /* lock */
+	void *spare;		    /* lock: one bucket of scratch kept for reuse */
 	struct pool_file **retired; /* lock: replaced handles other threads may hold */
 	unsigned int nretired;
 	pthread_mutex_t lock;
@@ -33,8 +33,8 @@ struct stream {
 	char *path;
 };
 
-int stream_open(struct pool *pool, const struct pool_file_id *id, const char *path,
-		uint32_t quota, unsigned int nlocal, struct stream **out)
+int stream_open(struct pool *pool, const struct pool_file_id *id, const char *path, uint32_t quota,
+		unsigned int nlocal, struct stream **out)
 {
 	struct stream *st = calloc(1, sizeof(*st));
 	int ret;
@@ -150,8 +150,8 @@ static void scratch_put(struct stream *st, void *p)
 
 /* A miss: read the whole bucket from the backend, fill pool and local buffer. */
 static ssize_t read_backend(struct stream *st, struct pool_file *pf, const struct pool_ticket *t,
-			    uint64_t bucket, void *buf, size_t off, size_t len,
-			    stream_read_fn fn, void *arg)
+			    uint64_t bucket, void *buf, size_t off, size_t len, stream_read_fn fn,
+			    void *arg)
 {
 	uint8_t *tmp = scratch_get(st);
 	ssize_t got, n = 0;
@@ -182,8 +182,8 @@ out:
 }
 
 /* Read within one bucket. */
-static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t off,
-			   size_t len, stream_read_fn fn, void *arg)
+static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t off, size_t len,
+			   stream_read_fn fn, void *arg)
 {
 	struct pool_file *pf;
 	struct pool_ticket t = { 0 };

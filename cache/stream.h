@@ -28,8 +28,8 @@ typedef ssize_t (*stream_read_fn)(void *arg, void *buf, size_t len, uint64_t off
  * stream_open - open the file @id in @pool with @nlocal local buffers
  * (0: none). @path and @quota as for pool_file_get(). Returns 0 or -errno.
  */
-int stream_open(struct pool *pool, const struct pool_file_id *id, const char *path,
-		uint32_t quota, unsigned int nlocal, struct stream **out);
+int stream_open(struct pool *pool, const struct pool_file_id *id, const char *path, uint32_t quota,
+		unsigned int nlocal, struct stream **out);
 
 void stream_close(struct stream *st);
 

@@ -43,8 +43,11 @@ static inline void ct_cleanup(void)
 static inline struct pool *ct_open(const char *name, uint32_t bsize, uint32_t nbufs)
 {
 	char err[256];
-	struct pool_config cfg = { .name = name, .bucket_size = bsize, .nbufs = nbufs,
-				   .err = err, .errlen = sizeof(err) };
+	struct pool_config cfg = { .name = name,
+				   .bucket_size = bsize,
+				   .nbufs = nbufs,
+				   .err = err,
+				   .errlen = sizeof(err) };
 	struct pool *pool = NULL;
 	int ret = pool_open(&cfg, &pool);
 
@@ -55,8 +58,9 @@ static inline struct pool *ct_open(const char *name, uint32_t bsize, uint32_t nb
 
 static inline struct pool_file_id ct_id(uint64_t ino, uint64_t size)
 {
-	struct pool_file_id id = { .dev = 42, .ino = ino, .size = size, .mtime_ns = 1000,
-				   .ctime_ns = 2000 };
+	struct pool_file_id id = {
+		.dev = 42, .ino = ino, .size = size, .mtime_ns = 1000, .ctime_ns = 2000
+	};
 	return id;
 }
 
@@ -75,8 +79,7 @@ static inline uint8_t ct_byte(uint32_t file, uint64_t bucket, uint32_t version, 
 	return (uint8_t)((x ^ (x >> 29) ^ (x >> 41)) & 0xff);
 }
 
-static inline void ct_gen(void *buf, size_t len, uint32_t file, uint64_t bucket,
-			  uint32_t version)
+static inline void ct_gen(void *buf, size_t len, uint32_t file, uint64_t bucket, uint32_t version)
 {
 	struct ct_hdr h = { file, version, bucket };
 	uint8_t *p = buf;

@@ -186,7 +186,8 @@ static void hammer(uint64_t seed, bool victim)
 		if (what < 850) {
 			op_read(pf[f], f, b, buf);
 		} else if (what < (victim ? 864 : 990)) {
-			op_write(pf[f], f, b); /* victims rarely: a death mid-write blocks fills 5 s */
+			op_write(pf[f], f,
+				 b); /* victims rarely: a death mid-write blocks fills 5 s */
 		} else if (what < 995) {
 			pool_invalidate_file(pf[f]);
 		} else {
@@ -241,12 +242,12 @@ static void verify_after(struct pool *pool)
 	CU_ASSERT_EQUAL(pool_recount(pool), 0);
 	CU_ASSERT_EQUAL(pool_stats_get(pool, &st), 0);
 	CU_ASSERT_EQUAL(st.resident, present);
-	printf("\n    %llu ops, %llu hits, %llu kills (torn %llu, stale %llu, future %llu), %llu recoveries, "
+	printf("\n    %llu ops, %llu hits, %llu kills (torn %llu, stale %llu, future %llu), %llu "
+	       "recoveries, "
 	       "%llu buckets cached at the end",
 	       (unsigned long long)sh->ops, (unsigned long long)sh->hits,
-	       (unsigned long long)sh->kills,
-	       (unsigned long long)sh->torn, (unsigned long long)sh->stale,
-	       (unsigned long long)sh->future,
+	       (unsigned long long)sh->kills, (unsigned long long)sh->torn,
+	       (unsigned long long)sh->stale, (unsigned long long)sh->future,
 	       (unsigned long long)st.c[POOL_C_RECOVERIES], (unsigned long long)present);
 	/* fully usable: fill file 1 completely (the pool holds it) and read it all back */
 	wait_not_busy(pf[1]);

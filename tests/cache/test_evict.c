@@ -83,8 +83,12 @@ static void test_quota_clamp_and_full_shard(void)
 {
 	const char *name = ct_name("clamp");
 	char err[128];
-	struct pool_config cfg = { .name = name, .bucket_size = BS, .nbufs = 64, .nshards = 1,
-				   .err = err, .errlen = sizeof(err) };
+	struct pool_config cfg = { .name = name,
+				   .bucket_size = BS,
+				   .nbufs = 64,
+				   .nshards = 1,
+				   .err = err,
+				   .errlen = sizeof(err) };
 	struct pool_file_id a = ct_id(110, 64 * BS), b = ct_id(111, 64 * BS);
 	struct pool_file *pa, *pb;
 	struct pool_info info;
@@ -145,7 +149,8 @@ int main(void)
 	CU_add_test(s, "pinned file survives a 4x pool scan", test_pinned_quota);
 	CU_add_test(s, "memory-resident file survives a 4x pool scan", test_memory_resident);
 	CU_add_test(s, "unpinned hot set survives a 4x pool scan", test_unpinned_hot_set);
-	CU_add_test(s, "quota clamping, quotas hold under pressure", test_quota_clamp_and_full_shard);
+	CU_add_test(s, "quota clamping, quotas hold under pressure",
+		    test_quota_clamp_and_full_shard);
 	ret = cunit_run();
 	ct_cleanup();
 	return ret;

@@ -151,8 +151,12 @@ static void test_slot_reuse(void)
 {
 	char err[256];
 	const char *name = ct_name("slots");
-	struct pool_config cfg = { .name = name, .bucket_size = BS, .nbufs = 64, .max_files = 2,
-				   .err = err, .errlen = sizeof(err) };
+	struct pool_config cfg = { .name = name,
+				   .bucket_size = BS,
+				   .nbufs = 64,
+				   .max_files = 2,
+				   .err = err,
+				   .errlen = sizeof(err) };
 	struct pool_file_id a = ct_id(10, BS), b = ct_id(11, BS), c = ct_id(12, BS);
 	struct pool_file *pa, *pb, *pc, *pd;
 	struct pool *pool;
@@ -224,8 +228,11 @@ static void test_limits(void)
 {
 	char err[256];
 	const char *name = ct_name("big");
-	struct pool_config cfg = { .name = name, .bucket_size = 4U << 20, .size = 1ULL << 42,
-				   .err = err, .errlen = sizeof(err) };
+	struct pool_config cfg = { .name = name,
+				   .bucket_size = 4U << 20,
+				   .size = 1ULL << 42,
+				   .err = err,
+				   .errlen = sizeof(err) };
 	struct pool *pool;
 	int ret = pool_open(&cfg, &pool);
 
@@ -418,13 +425,17 @@ static void test_overhead(void)
 	static const struct {
 		uint32_t bsize;
 		uint64_t size;
-	} g[] = { { 4096, 16ULL << 20 }, { 4096, 256ULL << 20 }, { 65536, 64ULL << 20 },
-		  { 1U << 20, 256ULL << 20 }, { 4U << 20, 1ULL << 30 } };
+	} g[] = { { 4096, 16ULL << 20 },
+		  { 4096, 256ULL << 20 },
+		  { 65536, 64ULL << 20 },
+		  { 1U << 20, 256ULL << 20 },
+		  { 4U << 20, 1ULL << 30 } };
 
 	printf("\n");
 	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
 		const char *name = ct_name("ovh");
-		struct pool_config cfg = { .name = name, .bucket_size = g[i].bsize,
+		struct pool_config cfg = { .name = name,
+					   .bucket_size = g[i].bsize,
 					   .size = g[i].size };
 		struct pool_info info;
 		struct pool *pool;
