@@ -39,7 +39,7 @@ missing)
 		rc=0
 		timeout 20 "$2" "$1/src" "$1/mnt" 2>"$1/err" || rc=$?
 		grep -v "^$" /proc/self/mounts | diff "$1/mounts.before" - | grep "^>" |
-			grep -e "$1/mnt" -e accelfs >"$1/newmounts" || true
+			grep -F "$1" >"$1/newmounts" || true
 		exit $rc' nodev "$base" "$ACCELFS" || rc=$?
 	[ $rc != 99 ] || fail "could not hide /dev/fuse"
 	[ ! -s "$base/newmounts" ] || fail "mounted inside the namespace: $(cat "$base/newmounts")"
