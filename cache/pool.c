@@ -338,19 +338,22 @@ static int attach(const struct pool_config *cfg, const char *name, struct pool *
 		if ((uint64_t)st.st_size >= sizeof(struct pool_header))
 			ret = map_pool(pool, fd, (size_t)st.st_size, readonly);
 		if (!ret && LOAD_ACQ(&((struct pool_header *)pool->base)->magic) != POOL_MAGIC) {
+			/* magic 0: still being built (or its creator died); else: not ours */
+			ret = ((struct pool_header *)pool->base)->magic ? -EPROTO : -EAGAIN;
 			munmap(pool->base, pool->size);
 			pool->base = NULL;
-			ret = -EAGAIN;
 		}
 		flock(fd, LOCK_UN);
 		if (ret == -EAGAIN)
 			usleep(1000);
 	}
 	close(fd);
+	if (ret == -EPROTO)
+		return fail(cfg, EPROTO, "%s: not an accelfs pool (bad magic)", name);
 	if (ret == -EAGAIN)
 		return fail(cfg, EPROTO,
-			    "%s: not an accelfs pool, or its creator died while "
-			    "building it; remove it with pool_unlink",
+			    "%s: pool never finished initialising (its creator died?); "
+			    "remove it with pool_unlink",
 			    name);
 	if (ret)
 		return ret;

@@ -143,7 +143,7 @@ ssize_t pool_read(struct pool_file *pf, uint64_t bucket, void *buf, size_t off, 
  * pool_fill - insert bucket @bucket with @len bytes (< bucket size only at end
  * of file) read from the backend under ticket @t. Returns 1 if inserted or
  * already present, 0 if dropped (stale ticket, or every buffer of its shard
- * reserved by quotas), -EINVAL, -ESTALE.
+ * reserved by quotas, or a busy ticket), -EINVAL, -ESTALE.
  */
 int pool_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket, const void *data,
 	      size_t len);
