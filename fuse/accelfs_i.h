@@ -28,6 +28,7 @@
 
 #include "backend.h"
 #include "options.h"
+#include "pool.h"
 
 struct inode {
 	int fd;		     /* O_PATH descriptor of the backing object; immutable */
@@ -45,11 +46,22 @@ struct inode {
 };
 
 /* One open file: its own backing descriptor, so file status flags stay per open. */
+/* Open files and directories are listed so shutdown can free what the
+ * kernel never released (it does not send RELEASE after an unmount). */
+struct handle_link {
+	struct handle_link *prev, *next;
+};
+
 struct open_file {
+	struct handle_link link; /* under the open file list lock (ops_file.c) */
 	int fd;
+	struct stream *stream;	/* buffer cache stream, NULL if not cached */
+	struct pool_file_id id; /* identity and validator at open (or last revalidation) */
+	uint64_t next_check;	/* revalidate=S: CLOCK_MONOTONIC ns of the next check */
 };
 
 struct dir_handle {
+	struct handle_link link; /* under the directory list lock (ops_dir.c) */
 	DIR *dp;
 	struct dirent *entry; /* read but not yet returned to the kernel */
 	off_t offset;
@@ -95,6 +107,23 @@ void ops_file_fill(struct fuse_lowlevel_ops *ops);
 void ops_dir_fill(struct fuse_lowlevel_ops *ops);
 void ops_xattr_fill(struct fuse_lowlevel_ops *ops);
 void ops_fill(struct fuse_lowlevel_ops *ops);
+/* At exit: free the open files and directories the kernel still held. */
+void ops_file_release_all(void);
+void ops_dir_release_all(void);
+void handle_list_add(struct handle_link *head, struct handle_link *h, pthread_mutex_t *lock);
+void handle_list_del(struct handle_link *h, pthread_mutex_t *lock);
+
+/* cache_io.c: file data through the buffer cache (see there) */
+int cache_io_init(char *err, size_t errlen);
+void cache_io_shutdown(void);
+const char *cache_io_pool_name(void);
+int cache_io_open(struct open_file *of, const struct stat *st);
+void cache_io_close(struct open_file *of);
+ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off);
+int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len);
+void cache_io_write_end(struct open_file *of, uint64_t off, ssize_t res);
+void cache_io_truncated(struct open_file *of, uint64_t size);
+int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode *, off_t));
 
 /* log.c */
 void log_init(void);

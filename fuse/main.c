@@ -104,7 +104,23 @@ static int check_fuse_device(void)
 	return 0; /* unprivileged: libfuse mounts through the set-uid fusermount3 */
 }
 
-static char backend_warning[256];
+/* Warnings about a degraded start, printed once the mount exists. */
+static char warnings[2][320];
+
+static void warn_later(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void warn_later(const char *fmt, ...)
+{
+	va_list ap;
+	unsigned int i;
+
+	for (i = 0; i < 2 && warnings[i][0]; i++)
+		;
+	if (i == 2)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(warnings[i], sizeof(warnings[i]), fmt, ap);
+	va_end(ap);
+}
 
 static int setup_backend(void)
 {
@@ -115,8 +131,7 @@ static int setup_backend(void)
 			    why);
 	/* Said once the mount exists: a failed start must print only its cause. */
 	if (accelfs.opts.backend == BACKEND_AUTO && backend_active() == BACKEND_SYNC)
-		snprintf(backend_warning, sizeof(backend_warning),
-			 "warning: io_uring is not usable (%s); using pread/pwrite instead", why);
+		warn_later("io_uring is not usable (%s); using pread/pwrite instead", why);
 	return 0;
 }
 
@@ -135,6 +150,30 @@ static int setup_root(void)
 	pthread_mutex_init(&r->lock, NULL);
 	if (inode_table_init())
 		return fail("out of memory");
+	return 0;
+}
+
+/*
+ * A pool named with pool= must work; the default one may be unusable (made
+ * by another user, too big for /dev/shm), and then accelfs runs without
+ * global buffers and says so.
+ */
+static int setup_cache(void)
+{
+	char why[256] = "";
+	bool named = accelfs.opts.pool_name != NULL;
+	int ret;
+
+	if (!named && geteuid() != 0 &&
+	    asprintf(&accelfs.opts.pool_name, "%s-%u", POOL_DEFAULT_NAME, (unsigned)geteuid()) < 0)
+		return fail("out of memory");
+	ret = cache_io_init(why, sizeof(why));
+	if (ret && !why[0])
+		snprintf(why, sizeof(why), "pool %s: %s", cache_io_pool_name(), strerror(-ret));
+	if (ret && named)
+		return fail("%s", why);
+	if (ret)
+		warn_later("%s; running without global buffers", why);
 	return 0;
 }
 
@@ -263,7 +302,7 @@ static int prepare(void)
 			o->default_permissions = true;
 		}
 	}
-	return setup_backend() || setup_root() ? -1 : 0;
+	return setup_backend() || setup_root() || setup_cache() ? -1 : 0;
 }
 
 static int run(void)
@@ -289,8 +328,8 @@ static int run(void)
 			fail("%s: mount failed", accelfs.opts.mountpoint);
 		goto out_destroy;
 	}
-	if (backend_warning[0])
-		fprintf(stderr, "accelfs: %s\n", backend_warning);
+	for (unsigned int i = 0; i < 2 && warnings[i][0]; i++)
+		fprintf(stderr, "accelfs: warning: %s\n", warnings[i]);
 	if (fuse_daemonize(accelfs.opts.foreground))
 		goto out_unmount;
 	if (!accelfs.opts.foreground)
@@ -325,7 +364,10 @@ int main(int argc, char **argv)
 	umask(0); /* the kernel already applied the caller's umask to every mode */
 	log_init();
 	ret = prepare() ? EXIT_RUNTIME : run();
+	ops_file_release_all();
+	ops_dir_release_all();
 	inode_table_destroy();
+	cache_io_shutdown();
 	free(accelfs.source_real);
 	free(accelfs.mountpoint_real);
 	opts_free(&accelfs.opts);

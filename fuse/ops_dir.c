@@ -22,6 +22,16 @@ static inline struct dir_handle *dh_of(struct fuse_file_info *fi)
 	return (struct dir_handle *)(uintptr_t)fi->fh;
 }
 
+static struct handle_link open_dirs; /* list head */
+static pthread_mutex_t open_dirs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void dir_free(struct dir_handle *d)
+{
+	handle_list_del(&d->link, &open_dirs_lock);
+	closedir(d->dp);
+	free(d);
+}
+
 static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct dir_handle *d = calloc(1, sizeof(*d));
@@ -41,10 +51,9 @@ static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		return;
 	}
 	fi->fh = (uintptr_t)d;
-	if (fuse_reply_open(req, fi) == -ENOENT) {
-		closedir(d->dp);
-		free(d);
-	}
+	handle_list_add(&open_dirs, &d->link, &open_dirs_lock);
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		dir_free(d);
 }
 
 static bool is_dot_or_dotdot(const char *name)
@@ -150,8 +159,7 @@ static void accel_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_in
 	struct dir_handle *d = dh_of(fi);
 
 	(void)ino;
-	closedir(d->dp);
-	free(d);
+	dir_free(d);
 	fuse_reply_err(req, 0);
 }
 
@@ -161,6 +169,12 @@ static void accel_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct 
 
 	(void)ino;
 	fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) ? errno : 0);
+}
+
+void ops_dir_release_all(void)
+{
+	while (open_dirs.next && open_dirs.next != &open_dirs)
+		dir_free((struct dir_handle *)open_dirs.next);
 }
 
 void ops_dir_fill(struct fuse_lowlevel_ops *ops)

@@ -117,13 +117,28 @@ static int set_mode(struct inode *n, int fd, mode_t mode)
 	return chmod(proc_fd_path(n->fd, path), mode) ? -errno : 0;
 }
 
-static int set_size(struct inode *n, int fd, off_t size)
+static int truncate_path(struct inode *n, off_t size)
 {
 	char path[PROC_FD_LEN];
 
-	if (fd >= 0)
-		return ftruncate(fd, size) ? -errno : 0;
 	return truncate(proc_fd_path(n->fd, path), size) ? -errno : 0;
+}
+
+/* A size change keeps the buffer cache coherent around the backend truncate. */
+static int set_size(struct inode *n, struct open_file *of, off_t size)
+{
+	int ret;
+
+	if (!of)
+		return cache_io_truncate_inode(n, size, truncate_path);
+	ret = cache_io_write_begin(of, 0, 0);
+	if (ret)
+		return ret;
+	ret = ftruncate(of->fd, size) ? -errno : 0;
+	if (!ret)
+		cache_io_truncated(of, (uint64_t)size);
+	cache_io_write_end(of, 0, ret);
+	return ret;
 }
 
 static int set_times(struct inode *n, int fd, const struct stat *attr, int valid)
@@ -150,8 +165,9 @@ static int set_times(struct inode *n, int fd, const struct stat *attr, int valid
 	return utimensat(AT_FDCWD, proc_fd_path(n->fd, path), tv, 0) ? -errno : 0;
 }
 
-static int do_setattr(struct inode *n, int fd, const struct stat *attr, int valid)
+static int do_setattr(struct inode *n, struct open_file *of, const struct stat *attr, int valid)
 {
+	int fd = of ? of->fd : -1;
 	int ret = 0;
 
 	if (valid & FUSE_SET_ATTR_MODE)
@@ -164,7 +180,7 @@ static int do_setattr(struct inode *n, int fd, const struct stat *attr, int vali
 			ret = -errno;
 	}
 	if (!ret && (valid & FUSE_SET_ATTR_SIZE))
-		ret = set_size(n, fd, attr->st_size);
+		ret = set_size(n, of, attr->st_size);
 	if (!ret && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
 			      FUSE_SET_ATTR_MTIME_NOW)))
 		ret = set_times(n, fd, attr, valid);
@@ -175,8 +191,8 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 			  struct fuse_file_info *fi)
 {
 	struct inode *n = inode_get(ino);
-	int fd = fi ? ((struct open_file *)(uintptr_t)fi->fh)->fd : -1;
-	int ret = do_setattr(n, fd, attr, valid);
+	struct open_file *of = fi ? (struct open_file *)(uintptr_t)fi->fh : NULL;
+	int ret = do_setattr(n, of, attr, valid);
 	struct stat st;
 
 	if (!ret)

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -69,11 +70,9 @@ static void stamp_set(struct inode *n, const struct stat *st)
 	n->stamp_ctime = st->st_ctim;
 }
 
-/* Decide the kernel cache flags for a new open of @n through @fd. */
-static void cache_policy(struct inode *n, int fd, struct fuse_file_info *fi)
+/* Decide the kernel cache flags for a new open of @n, whose state is @st. */
+static void cache_policy(struct inode *n, const struct stat *st, struct fuse_file_info *fi)
 {
-	struct stat st;
-
 	/* O_DIRECT opens bypass the cache anyway; in writeback mode the kernel
 	 * must see their writes to keep mtime and size right. */
 	if (accelfs.opts.kernel_cache == KERNEL_CACHE_NEVER ||
@@ -85,11 +84,9 @@ static void cache_policy(struct inode *n, int fd, struct fuse_file_info *fi)
 		fi->keep_cache = 1;
 		return;
 	}
-	if (fstat(fd, &st))
-		return;
 	pthread_mutex_lock(&n->lock);
-	fi->keep_cache = stamp_equal(n, &st);
-	stamp_set(n, &st);
+	fi->keep_cache = stamp_equal(n, st);
+	stamp_set(n, st);
 	pthread_mutex_unlock(&n->lock);
 }
 
@@ -123,16 +120,39 @@ static int open_backing(struct inode *n, int kernel_flags)
 	return fd;
 }
 
-static int handle_new(int fd, struct fuse_file_info *fi)
-{
-	struct open_file *fh = malloc(sizeof(*fh));
+static struct handle_link open_files; /* list head */
+static pthread_mutex_t open_files_lock = PTHREAD_MUTEX_INITIALIZER;
 
-	if (!fh) {
+static void handle_free(struct open_file *of)
+{
+	handle_list_del(&of->link, &open_files_lock);
+	cache_io_close(of);
+	close(of->fd);
+	free(of);
+}
+
+/*
+ * Wrap backing descriptor @fd of inode @n, whose state is @st (NULL: fstat
+ * it), as the open file of @fi. Consumes @fd. Returns 0 or -errno.
+ */
+static int handle_new(struct inode *n, int fd, const struct stat *st, struct fuse_file_info *fi)
+{
+	struct open_file *of = calloc(1, sizeof(*of));
+	struct stat buf;
+
+	if (!of || (!st && fstat(fd, &buf))) {
+		int err = of ? errno : ENOMEM;
+
+		free(of);
 		close(fd);
-		return -ENOMEM;
+		return -err;
 	}
-	fh->fd = fd;
-	fi->fh = (uintptr_t)fh;
+	of->fd = fd;
+	handle_list_add(&open_files, &of->link, &open_files_lock);
+	st = st ? st : &buf;
+	cache_policy(n, st, fi);
+	cache_io_open(of, st);
+	fi->fh = (uintptr_t)of;
 	return 0;
 }
 
@@ -146,16 +166,13 @@ static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, errno);
 		return;
 	}
-	ret = handle_new(fd, fi);
+	ret = handle_new(n, fd, NULL, fi);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	cache_policy(n, fd, fi);
-	if (fuse_reply_open(req, fi) == -ENOENT) {
-		close(fd); /* the opener was interrupted and is gone */
-		free(fh_of(fi));
-	}
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		handle_free(fh_of(fi)); /* the opener was interrupted and is gone */
 }
 
 static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -173,22 +190,20 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		return;
 	}
 	entry_chown_new(req, p, name);
-	ret = handle_new(fd, fi);
-	if (!ret)
-		ret = entry_lookup(parent, name, &e);
+	ret = entry_lookup(parent, name, &e);
 	if (ret) {
-		if (fi->fh) {
-			close(fd);
-			free(fh_of(fi));
-		}
+		close(fd);
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	cache_policy(inode_get(e.ino), fd, fi);
-	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
-		close(fd);
-		free(fh_of(fi));
+	ret = handle_new(inode_get(e.ino), fd, &e.attr, fi);
+	if (ret) {
+		inode_unref(inode_get(e.ino), 1);
+		fuse_reply_err(req, -ret);
+		return;
 	}
+	if (fuse_reply_create(req, &e, fi) == -ENOENT)
+		handle_free(fh_of(fi));
 }
 
 static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -203,8 +218,7 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		stamp_set(n, &st);
 		pthread_mutex_unlock(&n->lock);
 	}
-	close(fh->fd);
-	free(fh);
+	handle_free(fh);
 	fuse_reply_err(req, 0);
 }
 
@@ -238,7 +252,7 @@ static void accel_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = backend_pread(fh_of(fi)->fd, buf, size, off);
+	n = cache_io_read(fh_of(fi), buf, size, off);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -275,9 +289,14 @@ generic:;
 static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 			    struct fuse_file_info *fi)
 {
-	ssize_t n = write_bufvec(fh_of(fi)->fd, in, off);
+	struct open_file *of = fh_of(fi);
+	ssize_t n = cache_io_write_begin(of, (uint64_t)off, fuse_buf_size(in));
 
 	(void)ino;
+	if (n == 0) {
+		n = write_bufvec(of->fd, in, off);
+		cache_io_write_end(of, (uint64_t)off, n);
+	}
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -287,21 +306,40 @@ static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 static void accel_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
 			    struct fuse_file_info *fi)
 {
+	struct open_file *of = fh_of(fi);
+	/* collapse and insert move everything after @off */
+	uint64_t span = (mode & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE))
+			    ? UINT64_MAX - (uint64_t)off
+			    : (uint64_t)len;
+	int ret = cache_io_write_begin(of, (uint64_t)off, span);
+
 	(void)ino;
-	fuse_reply_err(req, -backend_fallocate(fh_of(fi)->fd, mode, off, len));
+	if (!ret) {
+		ret = backend_fallocate(of->fd, mode, off, len);
+		cache_io_write_end(of, (uint64_t)off, ret);
+	}
+	fuse_reply_err(req, -ret);
 }
 
 static void accel_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 				  struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 				  struct fuse_file_info *fi_out, size_t len, int flags)
 {
-	ssize_t n = copy_file_range(fh_of(fi_in)->fd, &off_in, fh_of(fi_out)->fd, &off_out, len,
-				    (unsigned int)flags);
+	struct open_file *out = fh_of(fi_out);
+	uint64_t start = (uint64_t)off_out;
+	ssize_t n = cache_io_write_begin(out, start, len);
 
 	(void)ino_in;
 	(void)ino_out;
+	if (n == 0) {
+		n = copy_file_range(fh_of(fi_in)->fd, &off_in, out->fd, &off_out, len,
+				    (unsigned int)flags);
+		if (n < 0)
+			n = -errno;
+		cache_io_write_end(out, start, n);
+	}
 	if (n < 0)
-		fuse_reply_err(req, errno);
+		fuse_reply_err(req, (int)-n);
 	else
 		fuse_reply_write(req, n);
 }
@@ -316,6 +354,12 @@ static void accel_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		fuse_reply_err(req, errno);
 	else
 		fuse_reply_lseek(req, res);
+}
+
+void ops_file_release_all(void)
+{
+	while (open_files.next && open_files.next != &open_files)
+		handle_free((struct open_file *)open_files.next);
 }
 
 void ops_file_fill(struct fuse_lowlevel_ops *ops)

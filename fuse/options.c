@@ -87,6 +87,53 @@ int opts_parse_bool(const char *s, bool *out)
 	return 0;
 }
 
+int opts_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		end++;
+		break;
+	case 't':
+	case 'T':
+		shift = 40;
+		end++;
+		break;
+	}
+	if (shift && (!strcmp(end, "iB") || !strcmp(end, "B")))
+		end += strlen(end);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || (shift && v > (UINT64_MAX >> shift)))
+		return -ERANGE;
+	v <<= shift;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
 static int parse_cache_mode(const char *s, enum kernel_cache_mode *out)
 {
 	if (!strcmp(s, "auto"))
@@ -112,6 +159,9 @@ static void defaults(struct accelfs_opts *o)
 	o->negative_timeout = 1.0;
 	o->kernel_cache = KERNEL_CACHE_AUTO;
 	o->writeback = true;
+	o->cache = true;
+	o->local_buffers = 2;
+	o->pool_mode = 0600;
 }
 
 static int append_mount_opt(struct accelfs_opts *o, const char *opt)
@@ -133,6 +183,61 @@ static int bad_value(const char *key, const char *val, int err, const char *expe
 	fprintf(stderr, "accelfs: option '%s=%s': %s (expected %s)\n", key, val,
 		err == -ERANGE ? "value out of range" : "malformed value", expect);
 	return -EINVAL;
+}
+
+/* Buffer cache options. Returns 0, -EINVAL (reported) or 1 (not ours). */
+static int parse_cache_keyed(struct accelfs_opts *o, const char *key, const char *val)
+{
+	uint64_t v;
+	int ret;
+
+	if (!strcmp(key, "cache")) {
+		ret = opts_parse_bool(val, &o->cache);
+		return ret ? bad_value(key, val, ret, "on or off") : 0;
+	}
+	if (!strcmp(key, "pool")) {
+		if (!*val || strlen(val) > 200 || strchr(val + (val[0] == '/'), '/'))
+			return bad_value(key, val, -EINVAL, "a name without '/', up to 200 bytes");
+		free(o->pool_name);
+		o->pool_name = malloc(strlen(val) + 2);
+		if (!o->pool_name)
+			return -ENOMEM;
+		sprintf(o->pool_name, "%s%s", val[0] == '/' ? "" : "/", val);
+		return 0;
+	}
+	if (!strcmp(key, "global_buffers")) {
+		ret = opts_parse_uint(val, 16, 1U << 28, &o->global_buffers);
+		return ret ? bad_value(key, val, ret, "a number from 16 to 268435456") : 0;
+	}
+	if (!strcmp(key, "global_cache")) {
+		ret = opts_parse_size(val, 1 << 20, 1ULL << 40, &o->global_cache);
+		return ret ? bad_value(key, val, ret, "a size from 1M to 1T") : 0;
+	}
+	if (!strcmp(key, "bucket_size")) {
+		ret = opts_parse_size(val, 4096, 4 << 20, &v);
+		if (!ret && (v & (v - 1)))
+			ret = -ERANGE;
+		o->bucket_size = (unsigned int)v;
+		return ret ? bad_value(key, val, ret, "a power of two from 4K to 4M") : 0;
+	}
+	if (!strcmp(key, "local_buffers")) {
+		ret = opts_parse_uint(val, 0, 1024, &o->local_buffers);
+		return ret ? bad_value(key, val, ret, "a number from 0 to 1024") : 0;
+	}
+	if (!strcmp(key, "pool_mode")) {
+		char *end;
+		unsigned long m = strtoul(val, &end, 8);
+
+		if (!*val || *end || m > 0777 || (m & 0600) != 0600)
+			return bad_value(key, val, -EINVAL, "octal permission bits including 0600");
+		o->pool_mode = (unsigned int)m;
+		return 0;
+	}
+	if (!strcmp(key, "revalidate")) {
+		ret = opts_parse_seconds(val, &o->revalidate);
+		return ret ? bad_value(key, val, ret, "seconds from 0 to 31536000") : 0;
+	}
+	return 1;
 }
 
 /* Options with a value: key=value. Returns 0, -EINVAL (reported) or 1 (not ours). */
@@ -169,7 +274,7 @@ static int parse_keyed(struct accelfs_opts *o, const char *key, const char *val)
 		ret = opts_parse_bool(val, key[0] == 'w' ? &o->writeback : &o->clone_fd);
 		return ret ? bad_value(key, val, ret, "on or off") : 0;
 	}
-	return 1;
+	return parse_cache_keyed(o, key, val);
 }
 
 /* One element of an -o list. */
@@ -297,6 +402,7 @@ void opts_free(struct accelfs_opts *o)
 	free(o->source);
 	free(o->mountpoint);
 	free(o->mount_opts);
+	free(o->pool_name);
 	memset(o, 0, sizeof(*o));
 }
 

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "backend.h"
 
@@ -41,6 +42,16 @@ struct accelfs_opts {
 	bool default_permissions;
 	bool read_only;
 	char *mount_opts; /* options passed through to the kernel mount, comma list */
+
+	/* The buffer cache (cache/): see docs/cache.md and docs/tuning.md. */
+	bool cache;		     /* use the global pool at all */
+	char *pool_name;	     /* shm name, "/accelfs-default" when NULL */
+	unsigned int global_buffers; /* pool buffers at creation; 0: from global_cache */
+	uint64_t global_cache;	     /* pool bytes at creation; 0: the default */
+	unsigned int bucket_size;    /* bytes per buffer at creation; 0: the default */
+	unsigned int local_buffers;  /* private buffers per open file */
+	unsigned int pool_mode;	     /* permission bits of a new pool segment */
+	double revalidate;	     /* seconds between checks of an open file; 0: at open only */
 };
 
 #define OPTS_EXIT_OK 0	  /* --help/--version printed */
@@ -62,5 +73,7 @@ void opts_print_help(const char *prog);
 int opts_parse_uint(const char *s, unsigned int min, unsigned int max, unsigned int *out);
 int opts_parse_seconds(const char *s, double *out);
 int opts_parse_bool(const char *s, bool *out);
+/* "4096", "64K", "1M", "2GiB": bytes in [min, max]. */
+int opts_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 #endif

@@ -293,7 +293,7 @@ static void hexname(char *out, const char *name)
 void ops_case_names(void)
 {
 	static char names[10][300];
-	char hex[700], other[300], buf[300];
+	char hex[700], other[320], buf[320];
 	int i, n, fd;
 
 	names_make(names, &n);

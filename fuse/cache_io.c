@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cache_io.c - file data of open files through the buffer cache.
+ *
+ * Each open regular file gets a cache stream (cache/stream.h): reads look in
+ * the handle's local buffers, then the host's global pool, then read whole
+ * buckets from SOURCE through the backend; writes, truncates and the
+ * fallocate/copy_file_range family are bracketed so the pool never holds
+ * bytes SOURCE does not. The kernel page cache still sits in front of all
+ * this (kernel_cache=auto), so the daemon sees only the kernel's misses.
+ *
+ * Per-file tuning comes from the backing file's user.accelfs.* attributes,
+ * read once per open, like RMS's SET FILE/GLOBAL_BUFFERS.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "accelfs_i.h"
+#include "pool.h"
+#include "stream.h"
+
+static struct pool *pool; /* NULL when the cache is off */
+
+int cache_io_init(char *err, size_t errlen)
+{
+	const struct accelfs_opts *o = &accelfs.opts;
+	struct pool_config cfg = {
+		.name = o->pool_name,
+		.bucket_size = o->bucket_size,
+		.nbufs = o->global_buffers,
+		.size = o->global_cache,
+		.mode = o->pool_mode,
+		.err = err,
+		.errlen = errlen,
+	};
+
+	if (!o->cache)
+		return 0;
+	return pool_open(&cfg, &pool);
+}
+
+void cache_io_shutdown(void)
+{
+	pool_close(pool);
+	pool = NULL;
+}
+
+const char *cache_io_pool_name(void)
+{
+	return accelfs.opts.pool_name ? accelfs.opts.pool_name : POOL_DEFAULT_NAME;
+}
+
+static int64_t ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+static void file_id(const struct stat *st, struct pool_file_id *id)
+{
+	*id = (struct pool_file_id){
+		.dev = st->st_dev,
+		.ino = st->st_ino,
+		.size = (uint64_t)st->st_size,
+		.mtime_ns = ts_ns(&st->st_mtim),
+		.ctime_ns = ts_ns(&st->st_ctim),
+	};
+}
+
+/* A number from a user.accelfs.* attribute: "all" for a quota, or decimal. */
+static bool tuning_value(int fd, const char *name, uint32_t *out)
+{
+	char buf[32];
+	ssize_t len = fgetxattr(fd, name, buf, sizeof(buf) - 1);
+	char *end;
+	unsigned long v;
+
+	if (len <= 0)
+		return false;
+	buf[len] = '\0';
+	if (!strcmp(buf, "all")) {
+		*out = POOL_QUOTA_ALL;
+		return true;
+	}
+	v = strtoul(buf, &end, 10);
+	if (end == buf || *end || v > UINT32_MAX - 1)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+/* Quota and local buffer count; one flistxattr() when the file has no tuning. */
+static void file_tuning(int fd, uint32_t *quota, uint32_t *nlocal)
+{
+	char names[1024];
+	ssize_t len = flistxattr(fd, names, sizeof(names));
+
+	*quota = 0;
+	*nlocal = accelfs.opts.local_buffers;
+	if (len <= 0 || !memmem(names, (size_t)len, "user.accelfs.", 13))
+		return;
+	tuning_value(fd, "user.accelfs.global_buffers", quota);
+	if (tuning_value(fd, "user.accelfs.local_buffers", nlocal) && *nlocal > 1024)
+		*nlocal = 1024;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts_ns(&ts);
+}
+
+int cache_io_open(struct open_file *of, const struct stat *st)
+{
+	char proc[PROC_FD_LEN], path[POOL_PATH_LEN];
+	uint32_t quota, nlocal;
+	ssize_t len;
+	int ret;
+
+	of->stream = NULL;
+	if (!pool || !S_ISREG(st->st_mode))
+		return 0;
+	file_id(st, &of->id);
+	file_tuning(of->fd, &quota, &nlocal);
+	len = readlink(proc_fd_path(of->fd, proc), path, sizeof(path) - 1);
+	path[len > 0 ? len : 0] = '\0';
+	ret = stream_open(pool, &of->id, path, quota, nlocal, &of->stream);
+	if (ret) {
+		/* a full file table is no reason to fail an open: read through */
+		log_msg(LOG_DEBUG, "%s: not cached: %s", path, strerror(-ret));
+		of->stream = NULL;
+	}
+	of->next_check = now_ns() + (uint64_t)(accelfs.opts.revalidate * 1e9);
+	return 0;
+}
+
+void cache_io_close(struct open_file *of)
+{
+	stream_close(of->stream);
+	of->stream = NULL;
+}
+
+/* revalidate=S: drop the file's buffers if SOURCE changed it behind our back. */
+static void revalidate(struct open_file *of)
+{
+	struct pool_file_id id;
+	struct stat st;
+	uint64_t now;
+
+	if (accelfs.opts.revalidate <= 0 || (now = now_ns()) < of->next_check)
+		return;
+	of->next_check = now + (uint64_t)(accelfs.opts.revalidate * 1e9);
+	if (fstat(of->fd, &st))
+		return;
+	file_id(&st, &id);
+	if (pool_file_validator(&id) != pool_file_validator(&of->id) || id.ino != of->id.ino) {
+		stream_invalidate(of->stream);
+		of->id = id;
+	}
+}
+
+static ssize_t read_backend(void *arg, void *buf, size_t len, uint64_t off)
+{
+	return backend_pread(((struct open_file *)arg)->fd, buf, len, (off_t)off);
+}
+
+ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)
+{
+	struct stat st;
+	ssize_t n;
+
+	if (!of->stream)
+		return backend_pread(of->fd, buf, size, off);
+	revalidate(of);
+	n = stream_read(of->stream, buf, size, (uint64_t)off, read_backend, of);
+	/*
+	 * A short read claims end of file. If the file has grown since its last
+	 * bucket was cached (a write or fallocate past the old end, here or in
+	 * another mount), that bucket is stale: drop the file and read again.
+	 */
+	if (n >= 0 && (size_t)n < size && !fstat(of->fd, &st) && st.st_size > off + n) {
+		stream_invalidate(of->stream);
+		n = stream_read(of->stream, buf, size, (uint64_t)off, read_backend, of);
+	}
+	return n;
+}
+
+int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len)
+{
+	return of->stream ? stream_write_begin(of->stream, off, (size_t)len) : 0;
+}
+
+void cache_io_write_end(struct open_file *of, uint64_t off, ssize_t res)
+{
+	if (of->stream)
+		stream_write_end(of->stream, off, res);
+}
+
+void cache_io_truncated(struct open_file *of, uint64_t size)
+{
+	if (of->stream)
+		stream_truncate(of->stream, size);
+}
+
+/*
+ * A size change without an open file (truncate(2) by path): bracket it with
+ * a temporary pool handle for the inode. Returns the result of @fn.
+ */
+int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode *, off_t))
+{
+	struct pool_file_id id;
+	struct pool_file *pf = NULL;
+	struct stat st;
+	int ret;
+
+	if (!pool || fstatat(n->fd, "", &st, AT_EMPTY_PATH) || !S_ISREG(st.st_mode))
+		return fn(n, size);
+	file_id(&st, &id);
+	if (pool_file_get(pool, &id, NULL, 0, &pf))
+		return fn(n, size); /* no slot: the file is not cached either */
+	if (pool_write_begin(pf, 0, 0)) {
+		ret = fn(n, size);
+		pool_invalidate_file(pf);
+	} else {
+		ret = fn(n, size);
+		if (ret)
+			pool_invalidate_file(pf);
+		else
+			pool_truncate(pf, (uint64_t)size);
+		pool_write_end(pf);
+	}
+	pool_file_put(pf);
+	return ret;
+}
