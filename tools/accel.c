@@ -23,6 +23,8 @@ static const struct accel_cmd commands[] = {
 	{ "convert", "rebuild a file as an FDL describes, verified, optionally in place",
 	  cmd_convert },
 	{ "defrag", "rewrite fragmented files contiguously, keeping all metadata", cmd_defrag },
+	{ "stat", "print the buffer pool's and its files' counters once (--json)", cmd_stat },
+	{ "monitor", "live cache statistics of a file and the hot files (ncurses)", cmd_monitor },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -52,7 +54,7 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nRun 'accel COMMAND --help' for a command's options. Exit status: 0 done,\n"
 		   "1 some file failed, 2 usage error, 128+N stopped by signal N.\n"
-		   "See accel(1) and docs/defrag.md.\n");
+		   "See accel(1), docs/defrag.md and docs/monitoring.md.\n");
 }
 
 static const struct accel_cmd *find(const char *name)

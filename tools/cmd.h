@@ -18,6 +18,8 @@
 int cmd_analyze(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_defrag(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+int cmd_monitor(int argc, char **argv);
 
 /* Open @path for reading without updating its atime where we may. -errno. */
 int cmd_open_source(const char *path, int flags);

@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_stat.c - `accel stat [--json] [--file PATH] [--pool NAME]`: one-shot
+ * counters of a global buffer pool and of the files it caches, for people
+ * (aligned tables) and for scripts and monitoring systems (--json, schema
+ * "accelfs-stat/1", documented field by field in docs/monitoring.md).
+ *
+ * It maps the pool read-only and takes no lock, so it never slows a daemon.
+ * Percentages and the read share come from monstat.c, like accel monitor's.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "cmd.h"
+#include "monstat.h"
+#include "poolsnap.h"
+#include "util.h"
+
+struct stat_opts {
+	bool json;
+	const char *file;
+	const char *pool;
+	uint64_t dev, ino; /* of --file */
+};
+
+/*
+ * The JSON names of the counters. They are part of schema accelfs-stat/1:
+ * never rename one; a new counter gets a new key (consumers ignore unknown
+ * keys).
+ */
+static const struct {
+	enum pool_counter c;
+	const char *key;
+} counter_keys[] = {
+	{ POOL_C_LOCAL_ATTEMPTS, "local_attempts" },
+	{ POOL_C_LOCAL_HITS, "local_hits" },
+	{ POOL_C_GLOBAL_ATTEMPTS, "global_attempts" },
+	{ POOL_C_GLOBAL_HITS, "global_hits" },
+	{ POOL_C_BACKEND_READS, "backend_reads" },
+	{ POOL_C_BACKEND_READ_BYTES, "backend_read_bytes" },
+	{ POOL_C_BACKEND_WRITES, "backend_writes" },
+	{ POOL_C_BACKEND_WRITE_BYTES, "backend_write_bytes" },
+	{ POOL_C_GBUF_READ_IOS, "global_buf_read_ios" },
+	{ POOL_C_GBUF_WRITE_IOS, "global_buf_write_ios" },
+	{ POOL_C_LBUF_READ_IOS, "local_buf_read_ios" },
+	{ POOL_C_LBUF_WRITE_IOS, "local_buf_write_ios" },
+	{ POOL_C_EVICTIONS, "evictions" },
+	{ POOL_C_FILL_DROPS, "fill_drops" },
+	{ POOL_C_INVALIDATIONS, "invalidations" },
+	{ POOL_C_RECOVERIES, "recoveries" },
+};
+
+#define N_KEYS (sizeof(counter_keys) / sizeof(counter_keys[0]))
+
+static void help(void)
+{
+	printf("Usage: accel stat [--json] [--file PATH] [--pool NAME]\n\n"
+	       "Print the counters of an accelfs global buffer pool once: its geometry,\n"
+	       "cache attempts and hits (local and global), backend and buffer I/O,\n"
+	       "evictions, invalidations, recoveries, active streams, resident buffers;\n"
+	       "then the same per file, with each file's read share and whether it is a\n"
+	       "global buffering candidate (>= 75 %% of its I/O are reads).\n\n"
+	       "  --file PATH   only the file PATH (inside an accelfs mount: its backing file)\n"
+	       "  --pool NAME   the pool's shared-memory name (default %s)\n"
+	       "  --json        one JSON object, schema \"accelfs-stat/1\" (docs/monitoring.md)\n"
+	       "  -h, --help\n\n"
+	       "Reads the pool without locking; never slows the daemons.\n"
+	       "Exit status: 0 printed, 1 pool or file unavailable, 2 usage error.\n",
+	       POOL_DEFAULT_NAME);
+}
+
+static unsigned long long ull(uint64_t v)
+{
+	return (unsigned long long)v;
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+/* A percentage, or null when there was nothing to divide by. */
+static void json_pct(const char *key, uint64_t num, uint64_t den)
+{
+	if (den)
+		printf(", \"%s\": %.2f", key, monstat_pct(num, den));
+	else
+		printf(", \"%s\": null", key);
+}
+
+static void json_counters(const uint64_t *c, enum pool_counter limit)
+{
+	const char *sep = "";
+
+	printf(", \"counters\": {");
+	for (size_t i = 0; i < N_KEYS; i++) {
+		if (counter_keys[i].c >= limit)
+			continue;
+		printf("%s\"%s\": %llu", sep, counter_keys[i].key, ull(c[counter_keys[i].c]));
+		sep = ", ";
+	}
+	printf("}");
+}
+
+/* Hit percentages, reads, writes and read share: the same for pool and file. */
+static void json_derived(const uint64_t *c)
+{
+	uint64_t r = monstat_reads(c), w = monstat_writes(c);
+
+	json_pct("local_hit_pct", c[POOL_C_LOCAL_HITS], c[POOL_C_LOCAL_ATTEMPTS]);
+	json_pct("global_hit_pct", c[POOL_C_GLOBAL_HITS], c[POOL_C_GLOBAL_ATTEMPTS]);
+	printf(", \"reads\": %llu, \"writes\": %llu", ull(r), ull(w));
+	json_pct("read_share_pct", r, r + w);
+	printf(", \"global_buffer_candidate\": %s", monstat_candidate(c) ? "true" : "false");
+}
+
+static void json_pool(const struct poolsnap *s, const char *name)
+{
+	const struct pool_info *in = &s->info;
+
+	printf("  \"pool\": {\"name\": ");
+	json_string(name);
+	printf(", \"time\": %lld.%03lld", (long long)(s->realtime_ns / 1000000000LL),
+	       (long long)(s->realtime_ns % 1000000000LL / 1000000));
+	printf(", \"bucket_size\": %u, \"buffers\": %u, \"shards\": %u, \"file_slots\": %u, "
+	       "\"file_slots_used\": %u, \"reserved_buffers\": %u, \"data_bytes\": %llu, "
+	       "\"meta_bytes\": %llu, \"total_bytes\": %llu, \"active_streams\": %llu, "
+	       "\"resident_buffers\": %llu",
+	       in->bucket_size, in->nbufs, in->nshards, in->nfiles, in->files_used, in->reserved,
+	       ull(in->data_size), ull(in->meta_size), ull(in->total_size), ull(s->st.opens),
+	       ull(s->st.resident));
+	json_counters(s->st.c, POOL_C_POOL_MAX);
+	json_derived(s->st.c);
+	printf("}");
+}
+
+static void json_file(const struct pool_file_stats *f, bool first)
+{
+	printf("%s\n    {\"path\": ", first ? "" : ",");
+	json_string(f->path);
+	printf(", \"dev\": %llu, \"dev_major\": %u, \"dev_minor\": %u, \"ino\": %llu, "
+	       "\"slot\": %u, \"active_streams\": %u, \"quota\": %lld, \"resident_buffers\": %u",
+	       ull(f->dev), major(f->dev), minor(f->dev), ull(f->ino), f->slot, f->opens,
+	       f->quota == POOL_QUOTA_ALL ? -1LL : (long long)f->quota, f->resident);
+	json_counters(f->c, POOL_C_FILE_MAX);
+	json_derived(f->c);
+	printf("}");
+}
+
+static bool wanted(const struct stat_opts *o, const struct pool_file_stats *f)
+{
+	return !o->file || (f->dev == o->dev && f->ino == o->ino);
+}
+
+static void print_json(const struct poolsnap *s, const struct stat_opts *o, const char *name)
+{
+	bool first = true;
+
+	printf("{\n  \"schema\": \"accelfs-stat/1\",\n");
+	json_pool(s, name);
+	printf(",\n  \"files\": [");
+	for (size_t i = 0; i < s->nfiles; i++) {
+		if (!wanted(o, &s->files[i]))
+			continue;
+		json_file(&s->files[i], first);
+		first = false;
+	}
+	printf("%s]\n}\n", first ? "" : "\n  ");
+}
+
+/* "50.00", or "-" when there were no attempts. */
+static const char *pct_text(uint64_t num, uint64_t den, char *buf, size_t len)
+{
+	if (!den)
+		return "-";
+	snprintf(buf, len, "%.2f", monstat_pct(num, den));
+	return buf;
+}
+
+static void text_pool_head(const struct poolsnap *s, const char *name)
+{
+	const struct pool_info *in = &s->info;
+	char b1[32], b2[32], b3[32];
+
+	printf("Pool %s\n", name);
+	printf("  geometry      %u buffers x %s = %s data + %s metadata, %u shards\n", in->nbufs,
+	       util_bytes(in->bucket_size, b1, sizeof(b1)),
+	       util_bytes(in->data_size, b2, sizeof(b2)), util_bytes(in->meta_size, b3, sizeof(b3)),
+	       in->nshards);
+	printf("  file slots    %u of %u in use, %u buffers reserved by quotas\n", in->files_used,
+	       in->nfiles, in->reserved);
+	printf("  now           %llu active streams, %llu resident buffers (%.1f %%)\n\n",
+	       ull(s->st.opens), ull(s->st.resident),
+	       monstat_pct(s->st.resident, in->nbufs ? in->nbufs : 1));
+}
+
+static void text_pool_counters(const uint64_t *c)
+{
+	char p1[16], p2[16], b1[32], b2[32];
+
+	printf("  %-16s %12s %12s %8s\n", "Cache", "attempts", "hits", "hit %");
+	printf("  %-16s %12llu %12llu %8s\n", "local", ull(c[POOL_C_LOCAL_ATTEMPTS]),
+	       ull(c[POOL_C_LOCAL_HITS]),
+	       pct_text(c[POOL_C_LOCAL_HITS], c[POOL_C_LOCAL_ATTEMPTS], p1, sizeof(p1)));
+	printf("  %-16s %12llu %12llu %8s\n\n", "global", ull(c[POOL_C_GLOBAL_ATTEMPTS]),
+	       ull(c[POOL_C_GLOBAL_HITS]),
+	       pct_text(c[POOL_C_GLOBAL_HITS], c[POOL_C_GLOBAL_ATTEMPTS], p2, sizeof(p2)));
+	printf("  %-16s %12s %12s %12s %12s\n", "I/O", "reads", "writes", "read bytes",
+	       "write bytes");
+	printf("  %-16s %12llu %12llu %12s %12s\n", "backend", ull(c[POOL_C_BACKEND_READS]),
+	       ull(c[POOL_C_BACKEND_WRITES]), util_bytes(c[POOL_C_BACKEND_READ_BYTES], b1, 32),
+	       util_bytes(c[POOL_C_BACKEND_WRITE_BYTES], b2, 32));
+	printf("  %-16s %12llu %12llu\n", "global buffers", ull(c[POOL_C_GBUF_READ_IOS]),
+	       ull(c[POOL_C_GBUF_WRITE_IOS]));
+	printf("  %-16s %12llu %12llu\n\n", "local buffers", ull(c[POOL_C_LBUF_READ_IOS]),
+	       ull(c[POOL_C_LBUF_WRITE_IOS]));
+	printf("  evictions %llu, fill drops %llu, invalidations %llu, recoveries %llu\n",
+	       ull(c[POOL_C_EVICTIONS]), ull(c[POOL_C_FILL_DROPS]), ull(c[POOL_C_INVALIDATIONS]),
+	       ull(c[POOL_C_RECOVERIES]));
+}
+
+/* The row functions print their table's header when @f is NULL. */
+static void text_file_ident(const struct pool_file_stats *f)
+{
+	char devino[48], quota[16], share[16];
+	double rs;
+
+	if (!f) {
+		printf("  %5s %-18s %5s %6s %7s %6s %1s %s\n", "SLOT", "DEV:INO", "STRM", "QUOTA",
+		       "RES", "READ%", "G", "PATH");
+		return;
+	}
+	rs = monstat_read_share(f->c);
+	snprintf(devino, sizeof(devino), "%u:%u/%llu", major(f->dev), minor(f->dev), ull(f->ino));
+	if (f->quota == POOL_QUOTA_ALL)
+		snprintf(quota, sizeof(quota), "all");
+	else
+		snprintf(quota, sizeof(quota), "%u", f->quota);
+	if (rs < 0)
+		snprintf(share, sizeof(share), "-");
+	else
+		snprintf(share, sizeof(share), "%.1f", rs);
+	printf("  %5u %-18s %5u %6s %7u %6s %1s %s\n", f->slot, devino, f->opens, quota,
+	       f->resident, share, monstat_candidate(f->c) ? "*" : "", f->path);
+}
+
+static void text_file_cache(const struct pool_file_stats *f)
+{
+	const uint64_t *c = f ? f->c : NULL;
+	char p1[16], p2[16];
+
+	if (!f) {
+		printf("  %5s %10s %10s %7s %10s %10s %7s\n", "SLOT", "L-ATTEMPT", "L-HITS",
+		       "L-HIT%", "G-ATTEMPT", "G-HITS", "G-HIT%");
+		return;
+	}
+	printf("  %5u %10llu %10llu %7s %10llu %10llu %7s\n", f->slot,
+	       ull(c[POOL_C_LOCAL_ATTEMPTS]), ull(c[POOL_C_LOCAL_HITS]),
+	       pct_text(c[POOL_C_LOCAL_HITS], c[POOL_C_LOCAL_ATTEMPTS], p1, sizeof(p1)),
+	       ull(c[POOL_C_GLOBAL_ATTEMPTS]), ull(c[POOL_C_GLOBAL_HITS]),
+	       pct_text(c[POOL_C_GLOBAL_HITS], c[POOL_C_GLOBAL_ATTEMPTS], p2, sizeof(p2)));
+}
+
+static void text_file_io(const struct pool_file_stats *f)
+{
+	const uint64_t *c = f ? f->c : NULL;
+	char b1[32], b2[32];
+
+	if (!f) {
+		printf("  %5s %8s %10s %8s %10s %8s %8s %8s %8s\n", "SLOT", "BE-READ", "BE-RBYTES",
+		       "BE-WRITE", "BE-WBYTES", "GB-READ", "GB-WRITE", "LB-READ", "LB-WRITE");
+		return;
+	}
+	printf("  %5u %8llu %10s %8llu %10s %8llu %8llu %8llu %8llu\n", f->slot,
+	       ull(c[POOL_C_BACKEND_READS]), util_bytes(c[POOL_C_BACKEND_READ_BYTES], b1, 32),
+	       ull(c[POOL_C_BACKEND_WRITES]), util_bytes(c[POOL_C_BACKEND_WRITE_BYTES], b2, 32),
+	       ull(c[POOL_C_GBUF_READ_IOS]), ull(c[POOL_C_GBUF_WRITE_IOS]),
+	       ull(c[POOL_C_LBUF_READ_IOS]), ull(c[POOL_C_LBUF_WRITE_IOS]));
+}
+
+/* One table of all wanted files, one line each, drawn by @row. */
+static void text_table(const struct poolsnap *s, const struct stat_opts *o,
+		       void (*row)(const struct pool_file_stats *f))
+{
+	putchar('\n');
+	row(NULL);
+	for (size_t i = 0; i < s->nfiles; i++) {
+		if (wanted(o, &s->files[i]))
+			row(&s->files[i]);
+	}
+}
+
+static void print_text(const struct poolsnap *s, const struct stat_opts *o, const char *name)
+{
+	size_t n = 0;
+
+	text_pool_head(s, name);
+	text_pool_counters(s->st.c);
+	for (size_t i = 0; i < s->nfiles; i++)
+		n += wanted(o, &s->files[i]);
+	printf("\nFiles: %zu%s\n", n, o->file ? " (--file)" : "");
+	if (!n)
+		return;
+	text_table(s, o, text_file_ident);
+	printf("  (G: * marks a global buffering candidate, >= 75 %% of its I/O reads)\n");
+	text_table(s, o, text_file_cache);
+	text_table(s, o, text_file_io);
+}
+
+static int parse(int argc, char **argv, struct stat_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "file", required_argument, NULL, 'f' },
+		{ "pool", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (ch == 'j') {
+			o->json = true;
+		} else if (ch == 'f') {
+			o->file = optarg;
+		} else if (ch == 'p') {
+			o->pool = optarg;
+		} else if (ch == 'h') {
+			help();
+			return 0;
+		} else {
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		util_err("stat", NULL, "unexpected argument '%s' (see 'accel stat --help')",
+			 argv[optind]);
+		return EXIT_USAGE;
+	}
+	return -1; /* go on */
+}
+
+/* Snapshot the open pool and print it; the exit status. */
+static int report(struct pool *pool, const struct stat_opts *o, const char *name)
+{
+	struct poolsnap s = { 0 };
+	int ret = poolsnap_take(pool, &s);
+
+	if (ret) {
+		util_err("stat", NULL, "pool %s: %s", name, strerror(-ret));
+		return EXIT_FAIL;
+	}
+	if (o->file && !poolsnap_find(&s, o->dev, o->ino)) {
+		util_err("stat", o->file,
+			 "not in pool %s (not opened through accelfs since the "
+			 "pool was created, or its slot was reused)",
+			 name);
+		poolsnap_free(&s);
+		return EXIT_FAIL;
+	}
+	if (o->json)
+		print_json(&s, o, name);
+	else
+		print_text(&s, o, name);
+	poolsnap_free(&s);
+	return fflush(stdout) ? EXIT_FAIL : 0;
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	struct stat_opts o = { 0 };
+	const char *name;
+	struct pool *pool;
+	char msg[512];
+	int ret = parse(argc, argv, &o);
+
+	if (ret >= 0)
+		return ret;
+	name = o.pool ? o.pool : POOL_DEFAULT_NAME;
+	if (o.file && (ret = poolsnap_file_id(o.file, &o.dev, &o.ino)) < 0) {
+		util_err("stat", o.file, "%s", strerror(-ret));
+		return EXIT_FAIL;
+	}
+	ret = poolsnap_open(name, &pool, msg, sizeof(msg));
+	if (ret) {
+		util_err("stat", NULL, "%s", msg);
+		return ret == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
+	}
+	ret = report(pool, &o, name);
+	pool_close(pool);
+	return ret;
+}

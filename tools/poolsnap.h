@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * poolsnap.h - a consistent-enough picture of a global buffer pool for the
+ * statistics tools (`accel stat`, `accel monitor`): geometry, pool-wide
+ * counters and every file slot in use, taken without a lock through the
+ * pool's read-only API, so looking never slows the daemons that use it.
+ *
+ * Counters are relaxed atomics read one by one (pool_layout.h, I7): two
+ * counters of one snapshot may be a few events apart, never torn.
+ */
+#ifndef ACCELFS_TOOLS_POOLSNAP_H
+#define ACCELFS_TOOLS_POOLSNAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pool.h"
+
+struct poolsnap {
+	double t;	     /* util_now() when taken */
+	int64_t realtime_ns; /* CLOCK_REALTIME when taken */
+	struct pool_info info;
+	struct pool_stats st;
+	struct pool_file_stats *files; /* slot order */
+	size_t nfiles;
+	size_t cap;
+};
+
+/*
+ * poolsnap_open - attach read-only to pool @name (NULL: the default pool).
+ * On failure writes one line for the user to @msg ("pool /x does not exist
+ * (no accelfs daemon has created it yet)", "pool /x: permission denied ...",
+ * or pool_open_readonly()'s reason) and returns -errno: -EINVAL for a name
+ * that cannot be a pool, -ENOENT, -EACCES, -EPROTO, -EUCLEAN, ...
+ */
+int poolsnap_open(const char *name, struct pool **out, char *msg, size_t len);
+
+/* Fill @s (zeroed the first time) with the pool's state now. 0 or -ENOMEM. */
+int poolsnap_take(struct pool *pool, struct poolsnap *s);
+
+void poolsnap_free(struct poolsnap *s);
+
+/* The snapshot of file (@dev, @ino), or NULL if it has no slot in the pool. */
+const struct pool_file_stats *poolsnap_find(const struct poolsnap *s, uint64_t dev, uint64_t ino);
+
+/*
+ * poolsnap_file_id - the (dev, ino) the pool knows @path by: that of its
+ * backing file when @path is inside an accelfs mount, else its own.
+ * Returns 0 or -errno from stat().
+ */
+int poolsnap_file_id(const char *path, uint64_t *dev, uint64_t *ino);
+
+#endif
