@@ -134,7 +134,10 @@ static void *scratch_get(struct stream *st)
 	p = st->spare;
 	st->spare = NULL;
 	pthread_mutex_unlock(&st->lock);
-	return p ? p : malloc(st->bsize);
+	/* page-aligned, so a caller may read into it with O_DIRECT */
+	if (!p && posix_memalign(&p, 4096, st->bsize))
+		p = NULL;
+	return p;
 }
 
 static void scratch_put(struct stream *st, void *p)

@@ -56,6 +56,7 @@ struct open_file {
 	struct handle_link link; /* under the open file list lock (ops_file.c) */
 	int fd;
 	struct stream *stream;	/* buffer cache stream, NULL if not cached */
+	int dfd; /* O_DIRECT descriptor for buffer fills, or -1 */
 	struct pool_file_id id; /* identity and validator at open (or last revalidation) */
 	uint64_t next_check;	/* revalidate=S: CLOCK_MONOTONIC ns of the next check */
 };
@@ -117,6 +118,7 @@ void handle_list_del(struct handle_link *h, pthread_mutex_t *lock);
 int cache_io_init(char *err, size_t errlen);
 void cache_io_shutdown(void);
 const char *cache_io_pool_name(void);
+void cache_io_describe(char *buf, size_t len);
 int cache_io_open(struct open_file *of, const struct stat *st);
 void cache_io_close(struct open_file *of);
 ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off);

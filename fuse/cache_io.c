@@ -13,6 +13,7 @@
  * read once per open, like RMS's SET FILE/GLOBAL_BUFFERS.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,21 @@ void cache_io_shutdown(void)
 {
 	pool_close(pool);
 	pool = NULL;
+}
+
+void cache_io_describe(char *buf, size_t len)
+{
+	struct pool_info info;
+
+	if (!pool) {
+		snprintf(buf, len, "no global buffers");
+		return;
+	}
+	pool_info(pool, &info);
+	snprintf(buf, len, "pool %s: %u buffers of %u KiB (%llu MiB, %s), %u local per file",
+		 cache_io_pool_name(), info.nbufs, info.bucket_size >> 10,
+		 (unsigned long long)(info.data_size >> 20), info.created ? "created" : "attached",
+		 accelfs.opts.local_buffers);
 }
 
 const char *cache_io_pool_name(void)
@@ -116,6 +132,24 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts_ns(&ts);
 }
 
+/*
+ * backend_io=direct: a second descriptor with O_DIRECT, used only to fill
+ * whole buckets (aligned offsets and lengths, page-aligned buffers), so
+ * SOURCE's data lives in the pool instead of also in the page cache. A file
+ * system that refuses O_DIRECT (tmpfs, some FUSE and network ones) gets
+ * buffered fills and one warning.
+ */
+static void open_direct(struct open_file *of)
+{
+	static bool warned;
+	char proc[PROC_FD_LEN];
+
+	of->dfd = open(proc_fd_path(of->fd, proc), O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (of->dfd < 0 && !__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
+		log_msg(LOG_WARNING, "backend_io=direct: %s refuses O_DIRECT (%s); using buffered reads",
+			accelfs.source_real, strerror(errno));
+}
+
 int cache_io_open(struct open_file *of, const struct stat *st)
 {
 	char proc[PROC_FD_LEN], path[POOL_PATH_LEN];
@@ -124,6 +158,7 @@ int cache_io_open(struct open_file *of, const struct stat *st)
 	int ret;
 
 	of->stream = NULL;
+	of->dfd = -1;
 	if (!pool || !S_ISREG(st->st_mode))
 		return 0;
 	file_id(st, &of->id);
@@ -137,11 +172,16 @@ int cache_io_open(struct open_file *of, const struct stat *st)
 		of->stream = NULL;
 	}
 	of->next_check = now_ns() + (uint64_t)(accelfs.opts.revalidate * 1e9);
+	if (of->stream && accelfs.opts.backend_direct)
+		open_direct(of);
 	return 0;
 }
 
 void cache_io_close(struct open_file *of)
 {
+	if (of->dfd >= 0)
+		close(of->dfd);
+	of->dfd = -1;
 	stream_close(of->stream);
 	of->stream = NULL;
 }
@@ -167,7 +207,9 @@ static void revalidate(struct open_file *of)
 
 static ssize_t read_backend(void *arg, void *buf, size_t len, uint64_t off)
 {
-	return backend_pread(((struct open_file *)arg)->fd, buf, len, (off_t)off);
+	struct open_file *of = arg;
+
+	return backend_pread(of->dfd >= 0 ? of->dfd : of->fd, buf, len, (off_t)off);
 }
 
 ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)

@@ -14,6 +14,8 @@
 
 static void accel_init(void *userdata, struct fuse_conn_info *conn)
 {
+	char cache[200];
+
 	(void)userdata;
 	/* Writeback makes the kernel the owner of mtime and size; direct I/O
 	 * (kernel_cache=never) would leave them stale, so never mix the two. */
@@ -46,6 +48,8 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 		accelfs.opts.kernel_cache == KERNEL_CACHE_AUTO	   ? "auto"
 		: accelfs.opts.kernel_cache == KERNEL_CACHE_ALWAYS ? "always"
 								   : "never");
+	cache_io_describe(cache, sizeof(cache));
+	log_msg(LOG_INFO, "%s", cache);
 }
 
 void ops_fill(struct fuse_lowlevel_ops *ops)

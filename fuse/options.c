@@ -233,6 +233,12 @@ static int parse_cache_keyed(struct accelfs_opts *o, const char *key, const char
 		o->pool_mode = (unsigned int)m;
 		return 0;
 	}
+	if (!strcmp(key, "backend_io")) {
+		if (strcmp(val, "buffered") && strcmp(val, "direct"))
+			return bad_value(key, val, -EINVAL, "buffered or direct");
+		o->backend_direct = val[0] == 'd';
+		return 0;
+	}
 	if (!strcmp(key, "revalidate")) {
 		ret = opts_parse_seconds(val, &o->revalidate);
 		return ret ? bad_value(key, val, ret, "seconds from 0 to 31536000") : 0;
