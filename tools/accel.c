@@ -25,6 +25,9 @@ static const struct accel_cmd commands[] = {
 	{ "defrag", "rewrite fragmented files contiguously, keeping all metadata", cmd_defrag },
 	{ "stat", "print the buffer pool's and its files' counters once (--json)", cmd_stat },
 	{ "monitor", "live cache statistics of a file and the hot files (ncurses)", cmd_monitor },
+	{ "set", "store per-file tuning (global/local buffers...) in the file's xattrs", cmd_set },
+	{ "show", "a file's tuning attributes and its entry in the buffer pool", cmd_show },
+	{ "pool", "show, list or remove (--reset) global buffer pools", cmd_pool },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -20,6 +20,9 @@ int cmd_convert(int argc, char **argv);
 int cmd_defrag(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
+int cmd_set(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_pool(int argc, char **argv);
 
 /* Open @path for reading without updating its atime where we may. -errno. */
 int cmd_open_source(const char *path, int flags);

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_show.c - `accel show FILE... [--json] [--pool NAME]`: a file's tuning
+ * attributes (accel set) with what the daemon will make of them, and the
+ * file's live entry in the global buffer pool: active streams, quota asked
+ * and granted, resident buffers, hits. The pool is read without a lock
+ * (poolsnap.h), so showing never slows a daemon; a pool that cannot be read
+ * is mentioned, and only an explicitly named one makes the command fail.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd.h"
+#include "mountres.h"
+#include "poolseg.h"
+#include "poolsnap.h"
+#include "tuning.h"
+#include "util.h"
+
+struct show_opts {
+	bool json;
+	const char *pool_name; /* --pool, or the default */
+	bool pool_given;
+	char default_name[POOL_NAME_LEN];
+	struct poolsnap snap; /* valid if have_snap */
+	bool have_snap;
+	char pool_msg[512]; /* why there is no snapshot */
+	bool first;	    /* JSON: no file printed yet */
+};
+
+/* What one file looks like: path, backing file, attributes, pool entry. */
+struct show_file {
+	const char *path;
+	char backing[PATH_MAX];
+	bool resolved; /* path was inside an accelfs mount */
+	int xattr_err; /* -ENOTSUP etc. from reading the attributes, or 0 */
+	bool set[TUNING_N];
+	char val[TUNING_N][TUNING_VALUE_LEN];
+	const struct pool_file_stats *entry; /* NULL: not in the pool */
+	int64_t granted;		     /* >= 0, or -errno */
+};
+
+static void help(void)
+{
+	printf("Usage: accel show FILE... [--json] [--pool NAME]\n\n"
+	       "Show each FILE's per-file tuning (the user.accelfs.* attributes that\n"
+	       "'accel set' writes; '(mount default)' where none is set) and, if the pool\n"
+	       "can be read, the file's entry in it: active streams, quota asked and\n"
+	       "granted, resident buffers, local and global hits. A FILE inside an accelfs\n"
+	       "mount is shown as its backing file.\n\n"
+	       "  --pool NAME   the pool (default: /accelfs-default for root,\n"
+	       "                /accelfs-default-UID for others, as the daemon)\n"
+	       "  --json        one JSON object, schema \"accelfs-show/1\" (accel-show(1))\n"
+	       "  -h, --help\n\n"
+	       "Exit status: 0 shown, 1 a file or the named pool could not be read,\n"
+	       "2 usage error.\n");
+}
+
+static int parse(int argc, char **argv, struct show_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "pool", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (ch == 'j') {
+			o->json = true;
+		} else if (ch == 'p') {
+			o->pool_name = optarg;
+			o->pool_given = true;
+		} else if (ch == 'h') {
+			help();
+			return 0;
+		} else {
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		util_err("show", NULL, "no FILE given (see 'accel show --help')");
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* Attach to the pool and take one snapshot for all files. 0, or -errno. */
+static int take_pool(struct show_opts *o)
+{
+	struct pool *pool;
+	int ret;
+
+	if (!o->pool_given) {
+		poolseg_default_name(o->default_name, sizeof(o->default_name));
+		o->pool_name = o->default_name;
+	}
+	ret = poolsnap_open(o->pool_name, &pool, o->pool_msg, sizeof(o->pool_msg));
+	if (ret)
+		return ret;
+	ret = poolsnap_take(pool, &o->snap);
+	pool_close(pool);
+	if (ret)
+		snprintf(o->pool_msg, sizeof(o->pool_msg), "pool %s: %s", o->pool_name,
+			 strerror(-ret));
+	o->have_snap = !ret;
+	return ret;
+}
+
+/* Fill @f for @f->path. 0, or -errno if the file cannot be looked at. */
+static int look(const struct show_opts *o, struct show_file *f)
+{
+	struct stat st;
+	int ret;
+
+	ret = mountres_resolve(f->path, f->backing, sizeof(f->backing));
+	f->resolved = ret == 1;
+	if (ret < 0)
+		snprintf(f->backing, sizeof(f->backing), "%s", f->path);
+	if (stat(f->backing, &st))
+		return -errno;
+	for (int k = 0; k < TUNING_N && !f->xattr_err; k++) {
+		ret = tuning_get(f->backing, k, f->val[k]);
+		if (ret == -ERANGE) { /* longer than any valid value */
+			snprintf(f->val[k], TUNING_VALUE_LEN, "(too long)");
+			ret = 1;
+		}
+		if (ret < 0)
+			f->xattr_err = ret;
+		f->set[k] = ret > 0;
+	}
+	f->entry = o->have_snap ? poolsnap_find(&o->snap, st.st_dev, st.st_ino) : NULL;
+	if (f->entry)
+		f->granted =
+		    poolseg_granted(o->pool_name, f->entry->slot, f->entry->dev, f->entry->ino);
+	return 0;
+}
+
+static unsigned long long ull(uint64_t v)
+{
+	return (unsigned long long)v;
+}
+
+static void text_hits(const char *what, uint64_t hits, uint64_t attempts)
+{
+	printf("    %-15s %llu of %llu", what, ull(hits), ull(attempts));
+	if (attempts)
+		printf(" (%.1f %%)", 100.0 * (double)hits / (double)attempts);
+	putchar('\n');
+}
+
+static void text_entry(const struct show_opts *o, const struct show_file *f)
+{
+	const struct pool_file_stats *e = f->entry;
+
+	if (!o->have_snap) {
+		printf("  pool entry        none: %s\n", o->pool_msg);
+		return;
+	}
+	if (!e) {
+		printf("  pool entry        none in pool %s (not opened through accelfs since\n"
+		       "                    the pool was created, or its slot was reused)\n",
+		       o->pool_name);
+		return;
+	}
+	printf("  pool entry        pool %s, slot %u\n", o->pool_name, e->slot);
+	printf("    %-15s %u\n", "active streams", e->opens);
+	if (e->quota == POOL_QUOTA_ALL)
+		printf("    %-15s all", "quota");
+	else
+		printf("    %-15s %u", "quota", e->quota);
+	if (f->granted >= 0)
+		printf(" (granted %lld buffers)\n", (long long)f->granted);
+	else
+		printf(" (granted: unknown, %s)\n", strerror((int)-f->granted));
+	printf("    %-15s %u buffers\n", "resident", e->resident);
+	text_hits("local hits", e->c[POOL_C_LOCAL_HITS], e->c[POOL_C_LOCAL_ATTEMPTS]);
+	text_hits("global hits", e->c[POOL_C_GLOBAL_HITS], e->c[POOL_C_GLOBAL_ATTEMPTS]);
+}
+
+static void text_attr(const struct show_file *f, enum tuning_key k)
+{
+	const struct tuning_attr *a = tuning_attr(k);
+	char size[32];
+	uint64_t v;
+
+	printf("  %-17s ", a->name);
+	if (!f->set[k])
+		printf("(mount default)");
+	else if (!tuning_stored_valid(k, f->val[k]))
+		printf("%s (invalid: the mount default applies)", f->val[k]);
+	else if (k == TUNING_READAHEAD_MAX && !tuning_parse_size(f->val[k], &v))
+		printf("%s (%s)", f->val[k], util_bytes(v, size, sizeof(size)));
+	else
+		printf("%s", f->val[k]);
+	printf("%s\n", a->later ? "  [stored; not used yet]" : "");
+}
+
+static void text_file(const struct show_opts *o, const struct show_file *f)
+{
+	printf("%s\n", f->path);
+	if (f->resolved)
+		printf("  %-17s %s\n", "backing file", f->backing);
+	if (f->xattr_err == -ENOTSUP)
+		printf("  (the file system has no user extended attributes: mount defaults)\n");
+	else if (f->xattr_err)
+		printf("  (attributes unreadable: %s)\n", strerror(-f->xattr_err));
+	for (int k = 0; k < TUNING_N; k++)
+		text_attr(f, k);
+	text_entry(o, f);
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void json_entry(const struct show_file *f)
+{
+	const struct pool_file_stats *e = f->entry;
+
+	printf(",\n     \"pool_entry\": ");
+	if (!e) {
+		printf("null");
+		return;
+	}
+	printf("{\"slot\": %u, \"active_streams\": %u, \"quota\": %lld, \"quota_granted\": ",
+	       e->slot, e->opens, e->quota == POOL_QUOTA_ALL ? -1LL : (long long)e->quota);
+	if (f->granted >= 0)
+		printf("%lld", (long long)f->granted);
+	else
+		printf("null");
+	printf(", \"resident_buffers\": %u, \"local_attempts\": %llu, \"local_hits\": %llu, "
+	       "\"global_attempts\": %llu, \"global_hits\": %llu}",
+	       e->resident, ull(e->c[POOL_C_LOCAL_ATTEMPTS]), ull(e->c[POOL_C_LOCAL_HITS]),
+	       ull(e->c[POOL_C_GLOBAL_ATTEMPTS]), ull(e->c[POOL_C_GLOBAL_HITS]));
+}
+
+static void json_file(struct show_opts *o, const struct show_file *f)
+{
+	printf("%s\n    {\"path\": ", o->first ? "" : ",");
+	o->first = false;
+	json_string(f->path);
+	printf(", \"backing\": ");
+	json_string(f->backing);
+	printf(", \"xattrs\": %s,\n     \"tuning\": {", f->xattr_err == -ENOTSUP ? "\"unsupported\""
+							: f->xattr_err		 ? "\"error\""
+										 : "\"ok\"");
+	for (int k = 0; k < TUNING_N; k++) {
+		printf("%s\"%s\": {\"value\": ", k ? ", " : "", tuning_attr(k)->name);
+		if (f->set[k])
+			json_string(f->val[k]);
+		else
+			printf("null");
+		printf(", \"valid\": %s, \"used\": %s}",
+		       !f->set[k] || tuning_stored_valid(k, f->val[k]) ? "true" : "false",
+		       tuning_attr(k)->later ? "false" : "true");
+	}
+	printf("}");
+	json_entry(f);
+	printf("}");
+}
+
+static void json_head(const struct show_opts *o)
+{
+	printf("{\n  \"schema\": \"accelfs-show/1\",\n  \"pool\": ");
+	json_string(o->pool_name);
+	printf(",\n  \"pool_error\": ");
+	if (o->have_snap)
+		printf("null");
+	else
+		json_string(o->pool_msg);
+	printf(",\n  \"files\": [");
+}
+
+static int show_file(struct show_opts *o, const char *path)
+{
+	struct show_file f = { .path = path };
+	int ret = look(o, &f);
+
+	if (ret) {
+		util_err("show", path, "%s", ret == -ENOENT ? "no such file" : strerror(-ret));
+		return EXIT_FAIL;
+	}
+	if (o->json)
+		json_file(o, &f);
+	else
+		text_file(o, &f);
+	return 0;
+}
+
+int cmd_show(int argc, char **argv)
+{
+	struct show_opts o = { .first = true };
+	int ret = parse(argc, argv, &o), status = 0;
+
+	if (ret >= 0)
+		return ret;
+	ret = take_pool(&o);
+	if (ret == -EINVAL) {
+		util_err("show", NULL, "%s", o.pool_msg);
+		return EXIT_USAGE;
+	}
+	if (ret && o.pool_given) {
+		util_err("show", NULL, "%s", o.pool_msg);
+		status = EXIT_FAIL;
+	}
+	if (o.json)
+		json_head(&o);
+	for (int i = optind; i < argc; i++) {
+		if (!o.json && i > optind)
+			putchar('\n');
+		if (show_file(&o, argv[i]))
+			status = EXIT_FAIL;
+	}
+	if (o.json)
+		printf("%s]\n}\n", o.first ? "" : "\n  ");
+	poolsnap_free(&o.snap);
+	return fflush(stdout) ? EXIT_FAIL : status;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * poolseg.h - a pool as a shared-memory segment, for the admin commands
+ * (`accel pool`, `accel show`): its default name, its header read without
+ * attaching (so a pool that pool_open() refuses can still be listed), the
+ * processes that have it mapped, and a file slot's granted quota.
+ *
+ * Everything here only reads, through pread() and /proc, following the
+ * published layout (cache/pool_layout.h); nothing takes a pool lock.
+ */
+#ifndef ACCELFS_TOOLS_POOLSEG_H
+#define ACCELFS_TOOLS_POOLSEG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pool_layout.h"
+
+/*
+ * The pool a daemon of this user uses when no pool= is given (as
+ * fuse/main.c): POOL_DEFAULT_NAME for root, POOL_DEFAULT_NAME-<uid> else.
+ */
+void poolseg_default_name(char *buf, size_t len);
+
+/*
+ * poolseg_header - read the header of segment @name into @h and its size into
+ * @size. Returns 0, -ENOENT, -EACCES, or -EPROTO when the segment is too
+ * short or its magic is not an accelfs pool's.
+ */
+int poolseg_header(const char *name, struct pool_header *h, uint64_t *size);
+
+/*
+ * poolseg_users - the processes other than this one that map segment @name,
+ * from /proc/PID/maps; up to @max pids into @pids. Returns how many there are
+ * (may exceed @max), or -errno if the segment cannot be stat()ed. Processes
+ * whose maps we may not read are not seen (run as root to see all).
+ */
+int poolseg_users(const char *name, pid_t *pids, size_t max);
+
+/*
+ * poolseg_granted - the buffers actually reserved for file slot @slot (which
+ * must still hold @dev, @ino) of pool @name: the quota after clamping.
+ * Returns the count, or -ESTALE if the slot moved on, -errno.
+ */
+int64_t poolseg_granted(const char *name, uint32_t slot, uint64_t dev, uint64_t ino);
+
+#endif
