@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "probes.h"
 #include "pool_i.h"
 
 #define OPTIMISTIC_TRIES 8
@@ -146,6 +147,7 @@ static bool clock_takes(struct pool *pool, uint32_t s, struct pool_buf *b)
 		return false;
 	}
 	pool_count_shard(pool, s, POOL_C_EVICTIONS, 1);
+	ACCEL_PROBE2(cache_evict, fs->ino, b->bucket);
 	return true;
 }
 

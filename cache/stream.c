@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "local.h"
+#include "probes.h"
 #include "stream.h"
 
 struct stream {
@@ -55,6 +56,7 @@ int stream_open(struct pool *pool, const struct pool_file_id *id, const char *pa
 		stream_close(st);
 		return ret;
 	}
+	ACCEL_PROBE4(file_open, id->ino, st->path, quota, nlocal);
 	*out = st;
 	return 0;
 }
@@ -63,6 +65,8 @@ void stream_close(struct stream *st)
 {
 	if (!st)
 		return;
+	if (st->pf)
+		ACCEL_PROBE1(file_close, st->id.ino);
 	pool_file_put(st->pf);
 	for (unsigned int i = 0; i < st->nretired; i++)
 		pool_file_put(st->retired[i]);
@@ -103,11 +107,12 @@ static int reopen(struct stream *st)
 
 /* Lock held: local buffers, then the pool. Bytes, or -ENOENT on a miss. */
 static ssize_t read_cached(struct stream *st, const struct pool_ticket *t, uint64_t bucket,
-			   void *buf, size_t off, size_t len)
+			   void *buf, size_t off, size_t len, int *level)
 {
 	ssize_t ret = -ENOENT;
 	void *lb;
 
+	*level = 0;
 	if (local_count(st->lc)) {
 		pool_count(st->pf, bucket, POOL_C_LOCAL_ATTEMPTS, 1);
 		ret = local_read(st->lc, t, bucket, buf, off, len);
@@ -116,6 +121,7 @@ static ssize_t read_cached(struct stream *st, const struct pool_ticket *t, uint6
 			return ret;
 		}
 	}
+	*level = 1;
 	lb = local_prepare(st->lc);
 	if (!lb)
 		return pool_read(st->pf, bucket, buf, off, len);
@@ -190,6 +196,7 @@ static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t
 {
 	struct pool_file *pf;
 	struct pool_ticket t = { 0 };
+	int level = 2;
 	ssize_t ret;
 
 	pthread_mutex_lock(&st->lock);
@@ -197,9 +204,12 @@ static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t
 	if (ret == -ESTALE && !(ret = reopen(st)))
 		ret = pool_ticket_get(st->pf, &t);
 	if (!ret)
-		ret = read_cached(st, &t, bucket, buf, off, len);
+		ret = read_cached(st, &t, bucket, buf, off, len, &level);
 	pf = st->pf;
 	pthread_mutex_unlock(&st->lock);
+	/* level: 0 local hit, 1 global hit, 2 miss (read from the backend) */
+	ACCEL_PROBE5(cache_lookup, st->id.ino, bucket, ret >= 0 ? level : 2, st->path,
+		     local_count(st->lc));
 	if (ret >= 0)
 		return ret;
 	if (ret != -ENOENT)
@@ -235,6 +245,7 @@ int stream_write_begin(struct stream *st, uint64_t off, size_t len)
 	uint64_t first = off / st->bsize, last = len ? (off + len - 1) / st->bsize : first;
 	int ret, dropped = 0;
 
+	ACCEL_PROBE3(cache_invalidate, st->id.ino, off, (uint64_t)len);
 	pthread_mutex_lock(&st->lock);
 	for (uint64_t b = first; b <= last && len; b++)
 		dropped += local_invalidate(st->lc, b);

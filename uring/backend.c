@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend_i.h"
+#include "probes.h"
 
 static enum backend_kind active = BACKEND_SYNC;
 
@@ -169,11 +171,43 @@ void backend_thread_release(void)
 		uring_thread_release();
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+/* Probe arguments (and the clock) cost only while a tracer is attached. */
+static uint64_t probe_submit(const struct backend_op *ops, unsigned int n)
+{
+	unsigned int i;
+
+	if (ACCEL_PROBE_ENABLED(backend_submit))
+		for (i = 0; i < n; i++)
+			ACCEL_PROBE4(backend_submit, (int)ops[i].op, ops[i].fd,
+				     (uint64_t)ops[i].len, (int64_t)ops[i].off);
+	return ACCEL_PROBE_ENABLED(backend_complete) ? now_ns() : 0;
+}
+
+static void probe_complete(const struct backend_op *ops, unsigned int n, uint64_t t0)
+{
+	uint64_t ns = now_ns() - t0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		ACCEL_PROBE4(backend_complete, (int)ops[i].op, ops[i].fd, (int64_t)ops[i].res, ns);
+}
+
 int backend_submit(struct backend_op *ops, unsigned int n)
 {
-	if (active == BACKEND_URING)
-		return uring_submit(ops, n);
-	return sync_submit(ops, n);
+	uint64_t t0 = probe_submit(ops, n);
+	int ret = active == BACKEND_URING ? uring_submit(ops, n) : sync_submit(ops, n);
+
+	if (t0 && ret == 0)
+		probe_complete(ops, n, t0);
+	return ret;
 }
 
 static ssize_t submit_one(struct backend_op *op)
