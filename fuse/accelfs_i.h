@@ -56,7 +56,7 @@ struct open_file {
 	struct handle_link link; /* under the open file list lock (ops_file.c) */
 	int fd;
 	struct stream *stream;	/* buffer cache stream, NULL if not cached */
-	int dfd; /* O_DIRECT descriptor for buffer fills, or -1 */
+	int dfd;		/* O_DIRECT descriptor for buffer fills, or -1 */
 	struct pool_file_id id; /* identity and validator at open (or last revalidation) */
 	uint64_t next_check;	/* revalidate=S: CLOCK_MONOTONIC ns of the next check */
 };

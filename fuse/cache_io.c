@@ -45,8 +45,15 @@ int cache_io_init(char *err, size_t errlen)
 	return pool_open(&cfg, &pool);
 }
 
+/*
+ * The pool belongs to the host and outlives this daemon (KEEP), so the next
+ * mount starts warm; pool_keep=no removes its name now (FREE). Daemons still
+ * attached keep their mapping; the next mount then creates a new pool.
+ */
 void cache_io_shutdown(void)
 {
+	if (pool && !accelfs.opts.pool_keep && pool_unlink(cache_io_pool_name()) == 0)
+		log_msg(LOG_INFO, "pool %s removed (pool_keep=no)", cache_io_pool_name());
 	pool_close(pool);
 	pool = NULL;
 }
@@ -146,7 +153,8 @@ static void open_direct(struct open_file *of)
 
 	of->dfd = open(proc_fd_path(of->fd, proc), O_RDONLY | O_DIRECT | O_CLOEXEC);
 	if (of->dfd < 0 && !__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
-		log_msg(LOG_WARNING, "backend_io=direct: %s refuses O_DIRECT (%s); using buffered reads",
+		log_msg(LOG_WARNING,
+			"backend_io=direct: %s refuses O_DIRECT (%s); using buffered reads",
 			accelfs.source_real, strerror(errno));
 }
 

@@ -162,6 +162,7 @@ static void defaults(struct accelfs_opts *o)
 	o->cache = true;
 	o->local_buffers = 2;
 	o->pool_mode = 0600;
+	o->pool_keep = true;
 }
 
 static int append_mount_opt(struct accelfs_opts *o, const char *opt)
@@ -232,6 +233,10 @@ static int parse_cache_keyed(struct accelfs_opts *o, const char *key, const char
 			return bad_value(key, val, -EINVAL, "octal permission bits including 0600");
 		o->pool_mode = (unsigned int)m;
 		return 0;
+	}
+	if (!strcmp(key, "pool_keep")) {
+		ret = opts_parse_bool(val, &o->pool_keep);
+		return ret ? bad_value(key, val, ret, "yes or no") : 0;
 	}
 	if (!strcmp(key, "backend_io")) {
 		if (strcmp(val, "buffered") && strcmp(val, "direct"))

@@ -51,7 +51,8 @@ struct accelfs_opts {
 	unsigned int bucket_size;    /* bytes per buffer at creation; 0: the default */
 	unsigned int local_buffers;  /* private buffers per open file */
 	unsigned int pool_mode;	     /* permission bits of a new pool segment */
-	bool backend_direct;        /* backend_io=direct: fill buffers with O_DIRECT reads */
+	bool backend_direct;	     /* backend_io=direct: fill buffers with O_DIRECT reads */
+	bool pool_keep;		     /* keep the pool after unmount (KEEP) or remove it (FREE) */
 	double revalidate;	     /* seconds between checks of an open file; 0: at open only */
 };
 
