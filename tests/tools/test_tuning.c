@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_tuning.c - the tuning attributes' values: every accepted form gives
+ * the stored form the daemon parses, every bad one is refused with the
+ * right error, and sizes take K/M/G suffixes without overflowing.
+ */
+#include <CUnit/Basic.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tuning.h"
+
+static const char *parsed(enum tuning_key k, const char *in)
+{
+	static char out[TUNING_VALUE_LEN];
+
+	return tuning_parse(k, in, out) ? "ERROR" : out;
+}
+
+static void test_counts(void)
+{
+	char out[TUNING_VALUE_LEN];
+
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_GLOBAL_BUFFERS, "30"), "30");
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_GLOBAL_BUFFERS, "all"), "all");
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_GLOBAL_BUFFERS, "0"), "0");
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_GLOBAL_BUFFERS, "268435456"), "268435456");
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_GLOBAL_BUFFERS, "007"), "7");
+	CU_ASSERT_EQUAL(tuning_parse(TUNING_GLOBAL_BUFFERS, "268435457", out), -ERANGE);
+	CU_ASSERT_EQUAL(tuning_parse(TUNING_GLOBAL_BUFFERS, "-1", out), -EINVAL);
+	CU_ASSERT_EQUAL(tuning_parse(TUNING_GLOBAL_BUFFERS, "ALL", out), -EINVAL);
+	CU_ASSERT_EQUAL(tuning_parse(TUNING_GLOBAL_BUFFERS, "", out), -EINVAL);
+	CU_ASSERT_EQUAL(tuning_parse(TUNING_GLOBAL_BUFFERS, "3x", out), -EINVAL);
+	CU_ASSERT_EQUAL(tuning_parse(TUNING_GLOBAL_BUFFERS, "99999999999999999999999", out),
+			-ERANGE);
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_LOCAL_BUFFERS, "1024"), "1024");
+	CU_ASSERT_EQUAL(tuning_parse(TUNING_LOCAL_BUFFERS, "1025", out), -ERANGE);
+	CU_ASSERT_EQUAL(tuning_parse(TUNING_LOCAL_BUFFERS, "all", out), -EINVAL);
+}
+
+static void test_words(void)
+{
+	char out[TUNING_VALUE_LEN], opt[32];
+
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_STATS, "on"), "on");
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_DEFERRED_WRITE, "off"), "off");
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_SYNC, "relaxed"), "relaxed");
+	CU_ASSERT_EQUAL(tuning_parse(TUNING_STATS, "yes", out), -EINVAL);
+	CU_ASSERT_EQUAL(tuning_parse(TUNING_SYNC, "on", out), -EINVAL);
+	for (int k = 0; k < TUNING_N; k++) {
+		CU_ASSERT_EQUAL(tuning_parse(k, "default", out), 0);
+		CU_ASSERT_STRING_EQUAL(out, ""); /* "" means remove */
+		/* the option is the attribute's name with '-' for '_' */
+		snprintf(opt, sizeof(opt), "%s", tuning_attr(k)->name);
+		for (char *p = opt; *p; p++)
+			*p = *p == '_' ? '-' : *p;
+		CU_ASSERT_STRING_EQUAL(opt, tuning_attr(k)->option);
+	}
+}
+
+static void test_sizes(void)
+{
+	char out[TUNING_VALUE_LEN];
+	uint64_t v = 0;
+
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_READAHEAD_MAX, "4M"), "4194304");
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_READAHEAD_MAX, "512k"), "524288");
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_READAHEAD_MAX, "1G"), "1073741824");
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_READAHEAD_MAX, "2MiB"), "2097152");
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_READAHEAD_MAX, "4096"), "4096");
+	CU_ASSERT_EQUAL(tuning_parse(TUNING_READAHEAD_MAX, "2G", out), -ERANGE);
+	CU_ASSERT_EQUAL(tuning_parse(TUNING_READAHEAD_MAX, "4T", out), -EINVAL);
+	CU_ASSERT_EQUAL(tuning_parse(TUNING_READAHEAD_MAX, "M", out), -EINVAL);
+	CU_ASSERT_EQUAL(tuning_parse(TUNING_READAHEAD_MAX, "4Mx", out), -EINVAL);
+	CU_ASSERT_EQUAL(tuning_parse_size("9999999999999G", &v), -ERANGE);
+	CU_ASSERT_EQUAL(tuning_parse_size("3K", &v), 0);
+	CU_ASSERT_EQUAL(v, 3072);
+}
+
+static void test_stored(void)
+{
+	CU_ASSERT_TRUE(tuning_stored_valid(TUNING_GLOBAL_BUFFERS, "all"));
+	CU_ASSERT_TRUE(tuning_stored_valid(TUNING_READAHEAD_MAX, "4M"));
+	CU_ASSERT_FALSE(tuning_stored_valid(TUNING_GLOBAL_BUFFERS, "default"));
+	CU_ASSERT_FALSE(tuning_stored_valid(TUNING_GLOBAL_BUFFERS, "lots"));
+	CU_ASSERT_FALSE(tuning_stored_valid(TUNING_STATS, ""));
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned int failed;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("tuning", NULL, NULL);
+	CU_add_test(s, "counts", test_counts);
+	CU_add_test(s, "words and default", test_words);
+	CU_add_test(s, "sizes", test_sizes);
+	CU_add_test(s, "stored values", test_stored);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# tuning_pool.sh - per-file tuning as the daemon uses it, and pool removal:
+# a file with --global-buffers=all read through an accelfs mount holds its
+# whole size as granted quota (accel show --json), a file without tuning
+# none; accel pool shows the daemon attached and --reset refuses while it
+# is; a garbage segment makes a mount naming it fail with one line, and
+# accel pool --reset removes it (and a pool with a corrupt header).
+# $1: accel; ACCELFS: the daemon (set by meson).
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "needs root to mount FUSE"
+[ -c /dev/fuse ] && { : </dev/fuse; } 2>/dev/null || skip "/dev/fuse is not usable"
+command -v fusermount3 >/dev/null || skip "fusermount3 is not installed"
+[ -x "${ACCELFS:-}" ] || fail "ACCELFS is not set to the daemon (run through meson test)"
+
+POOL=/accel-test-$$
+BAD=/accel-test-bad-$$
+SRC=$T/src
+FMNT=$T/fmnt
+mkdir -p "$SRC" "$FMNT"
+
+# unmount before lib.sh's cleanup removes $T; then our segments
+pool_cleanup() {
+	fusermount3 -u "$FMNT" 2>/dev/null || umount -l "$FMNT" 2>/dev/null
+	rm -f "/dev/shm$POOL" "/dev/shm$BAD" "/dev/shm$BAD-hdr"
+	cleanup
+}
+trap pool_cleanup EXIT
+
+expect_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"; }
+jget() {
+	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
+		"$1" "$2" || fail "cannot evaluate $2 on $1: $(cat "$1")"
+}
+# until_ok SECONDS CMD...: retry CMD until it succeeds
+until_ok() {
+	local i n=$(($1 * 10))
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+head -c 1000000 /dev/urandom >"$SRC/f" # 16 buckets of 64 KiB
+head -c 200000 /dev/urandom >"$SRC/g"
+expect_rc 0 "$ACCEL" set "$SRC/f" --global-buffers=all
+expect_rc 0 "$ACCELFS" "$SRC" "$FMNT" -o "pool=$POOL"
+MOUNTS=("$FMNT" "${MOUNTS[@]}")
+cmp "$FMNT/f" "$SRC/f" || fail "read through the mount"
+cmp "$FMNT/g" "$SRC/g" || fail "read g through the mount"
+
+"$ACCEL" show --json --pool "$POOL" "$FMNT/f" "$FMNT/g" >"$T/j" || fail "show --json: $(cat "$T/j")"
+expect_eq "backing" "$(jget "$T/j" 'j["files"][0]["backing"]')" "$SRC/f"
+expect_eq "quota asked" "$(jget "$T/j" 'j["files"][0]["pool_entry"]["quota"]')" -1
+expect_eq "quota granted" "$(jget "$T/j" 'j["files"][0]["pool_entry"]["quota_granted"]')" 16
+expect_eq "resident" "$(jget "$T/j" 'j["files"][0]["pool_entry"]["resident_buffers"]')" 16
+expect_eq "attempts" "$(jget "$T/j" 'j["files"][0]["pool_entry"]["global_attempts"] >= 16')" True
+expect_eq "g: no quota" "$(jget "$T/j" 'j["files"][1]["pool_entry"]["quota_granted"]')" 0
+expect_eq "g: resident" "$(jget "$T/j" 'j["files"][1]["pool_entry"]["resident_buffers"]')" 4
+expect_rc 0 "$ACCEL" show --pool "$POOL" "$FMNT/f"
+grep -q "^    quota           all (granted 16 buffers)$" <<<"$OUT" || fail "show text: $OUT"
+ok "global_buffers=all: the daemon reserves the whole file (accel show)"
+
+exec 7<"$FMNT/g"
+"$ACCEL" show --json --pool "$POOL" "$FMNT/g" >"$T/j" || fail "show --json"
+expect_eq "active streams" "$(jget "$T/j" 'j["files"][0]["pool_entry"]["active_streams"]')" 1
+exec 7<&-
+ok "active streams of an open file"
+
+"$ACCEL" pool --json "$POOL" >"$T/p" || fail "pool --json: $(cat "$T/p")"
+expect_eq "reserved" "$(jget "$T/p" 'j["reserved_buffers"]')" 16
+expect_eq "attached" "$(jget "$T/p" 'len(j["attached_pids"]) >= 1')" True
+expect_rc 1 "$ACCEL" pool --reset "$POOL"
+grep -q "^accel pool: pool $POOL is in use by 1 process (pid [0-9]*): unmount first" <<<"$OUT" ||
+	fail "reset while mounted: $OUT"
+[ -e "/dev/shm$POOL" ] || fail "reset removed a pool in use"
+expect_rc 0 "$ACCEL" pool --list
+grep -q "^$POOL .* ok$" <<<"$OUT" || fail "list: $OUT"
+ok "accel pool shows the daemon attached; --reset refuses"
+
+head -c 65536 /dev/urandom >"/dev/shm$BAD"
+mkdir -p "$T/m2"
+OUT=$("$ACCELFS" "$SRC" "$T/m2" -o "pool=$BAD" 2>&1)
+rc=$?
+grep -qs " $T/m2 " /proc/self/mountinfo && { fusermount3 -u "$T/m2"; fail "mounted on a bad pool"; }
+expect_eq "mount on a garbage pool: exit" "$rc" 1
+expect_eq "mount on a garbage pool" "$OUT" "accelfs: $BAD: not an accelfs pool (bad magic)"
+expect_rc 1 "$ACCEL" pool "$BAD"
+expect_eq "pool on garbage" "$OUT" \
+	"accel pool: pool $BAD: not an accelfs pool (bad magic); remove it with 'accel pool --reset $BAD'"
+expect_rc 0 "$ACCEL" pool --reset "$BAD"
+expect_eq "reset" "$OUT" "removed pool $BAD"
+[ ! -e "/dev/shm$BAD" ] || fail "reset left the segment"
+expect_rc 1 "$ACCEL" pool --reset "$BAD"
+expect_eq "reset again" "$OUT" "accel pool: pool $BAD: does not exist"
+ok "a garbage pool: the mount fails with one line, accel pool --reset removes it"
+
+cp "/dev/shm$POOL" "/dev/shm$BAD-hdr"
+printf '\x00\x20' | dd of="/dev/shm$BAD-hdr" bs=1 seek=32 conv=notrunc status=none
+expect_rc 0 "$ACCEL" pool --list
+grep -q "^$BAD-hdr .* corrupt: .*checksum" <<<"$OUT" || fail "list corrupt: $OUT"
+expect_rc 1 "$ACCEL" pool "$BAD-hdr"
+grep -q "corrupt.*; remove it with 'accel pool --reset $BAD-hdr'$" <<<"$OUT" ||
+	fail "pool on a corrupt header: $OUT"
+expect_rc 0 "$ACCEL" pool --reset "${BAD#/}-hdr"
+[ ! -e "/dev/shm$BAD-hdr" ] || fail "reset left the corrupt segment"
+ok "a corrupt header: listed as corrupt, removed by --reset NAME"
+
+expect_rc 2 "$ACCEL" pool --reset
+expect_rc 2 "$ACCEL" pool --force "$POOL"
+expect_rc 2 "$ACCEL" pool "a/b"
+ok "usage errors"
+
+fusermount3 -u "$FMNT" || fail "unmount"
+MOUNTS=()
+until_ok 10 "$ACCEL" pool --reset "$POOL" || fail "reset after unmount: $("$ACCEL" pool --reset "$POOL" 2>&1)"
+[ ! -e "/dev/shm$POOL" ] || fail "pool left after reset"
+ok "after unmount --reset removes the pool"
