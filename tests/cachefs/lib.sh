@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: MIT
+# tests/cachefs/lib.sh: what the cachefs tests share, on top of tests/lib/mount.sh.
+#
+# cfs_init      requires root and a working /dev/fuse (else exit 77), installs
+#               the cleanup trap, makes a test directory and cd's into it
+#               (mount with absolute paths: "$PWD/src" "$PWD/m");
+# cfs_pool TAG  sets POOL to a pool name of this test and pid, removed on exit;
+# cfs_bg CMD... runs CMD in the background, killed on exit, pid in CFS_BG;
+# pstat ...     the poolstat helper on $POOL (key=value lines);
+# kv FILE KEY   a value from a saved snapshot.
+#
+# Environment (set by meson): ACCELFS, POOLSTAT, CFSIO, and FSX/CONC for fsx-cache.
+
+. "$(dirname "$0")/../lib/mount.sh"
+
+CFS_POOLS=""
+CFS_JOBS=""
+
+# Background jobs first (they hold files open on the mounts), then the pools
+# (removing a segment does not disturb a daemon still attached), then
+# accel_cleanup unmounts, stops the daemons and exits with the test's status.
+cfs_cleanup() {
+	local rc=$? p
+	for p in $CFS_JOBS; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	for p in $CFS_JOBS; do
+		wait "$p" 2>/dev/null
+	done
+	for p in $CFS_POOLS; do
+		rm -f "/dev/shm$p"
+	done
+	(exit $rc)
+	accel_cleanup
+}
+
+cfs_init() {
+	trap cfs_cleanup EXIT
+	accel_require_fuse
+	[ -x "${POOLSTAT:-}" ] || fail "POOLSTAT is not set (run through meson test)"
+	[ -x "${CFSIO:-}" ] || fail "CFSIO is not set (run through meson test)"
+	accel_tmpdir
+	cd "$ACCEL_TMP" || fail "cd $ACCEL_TMP"
+	mkdir src
+}
+
+cfs_pool() {
+	POOL="/accel-t-$1-$$"
+	CFS_POOLS="$CFS_POOLS $POOL"
+	rm -f "/dev/shm$POOL"
+}
+
+cfs_bg() {
+	"$@" &
+	CFS_BG=$!
+	CFS_JOBS="$CFS_JOBS $CFS_BG"
+}
+
+pstat() {
+	"$POOLSTAT" "$POOL" "$@" || fail "poolstat $POOL $* failed"
+}
+
+kv() {
+	sed -n "s/^$2=//p" "$1"
+}
+
+# delta BEFORE AFTER KEY: how much counter KEY grew between two snapshots.
+delta() {
+	echo $(($(kv "$2" "$3") - $(kv "$1" "$3")))
+}
+
+# file_id PATH: DEV:INO of PATH, as poolstat -i takes it.
+file_id() {
+	stat -c %d:%i "$1"
+}
