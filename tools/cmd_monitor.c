@@ -62,14 +62,15 @@ static void help(void)
 	       "their hit percentages, read share, quota and global buffering candidates\n"
 	       "(G: >= 75 %% of their I/O reads).\n\n"
 	       "  --file PATH     start on PATH (inside an accelfs mount: its backing file)\n"
-	       "  --pool NAME     the pool's shared-memory name (default %s)\n"
+	       "  --pool NAME     the pool's shared-memory name (default: the one this\n"
+	       "                  user's daemons use, %s for root, %s-UID else)\n"
 	       "  --interval S    seconds between samples (default 3, 0.1 to 3600)\n"
 	       "  -h, --help\n\n"
 	       "Keys: q quit, f choose the file, s sort key, p pause, + and - interval,\n"
 	       "h or ? help. Needs a terminal; for scripts use 'accel stat --json'.\n"
 	       "Exit status: 0 quit, 1 pool or file unavailable, 2 usage error or no\n"
 	       "terminal, 128+N stopped by signal N.\n",
-	       POOL_DEFAULT_NAME);
+	       POOL_DEFAULT_NAME, POOL_DEFAULT_NAME);
 }
 
 static int parse(int argc, char **argv, struct monitor *m)
@@ -424,12 +425,14 @@ static int monitor_screen(struct monitor *m)
 
 int cmd_monitor(int argc, char **argv)
 {
-	struct monitor m = { .name = POOL_DEFAULT_NAME, .interval = 3 };
-	char msg[512];
+	struct monitor m = { .interval = 3 };
+	char msg[512], name[256];
 	int ret = parse(argc, argv, &m);
 
 	if (ret >= 0)
 		return ret;
+	poolsnap_name(m.name, name, sizeof(name));
+	m.name = name;
 	if (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)) {
 		util_err("monitor", NULL,
 			 "not a terminal; use 'accel stat' (or 'accel stat --json') instead");

@@ -65,12 +65,13 @@ static void help(void)
 	       "then the same per file, with each file's read share and whether it is a\n"
 	       "global buffering candidate (>= 75 %% of its I/O are reads).\n\n"
 	       "  --file PATH   only the file PATH (inside an accelfs mount: its backing file)\n"
-	       "  --pool NAME   the pool's shared-memory name (default %s)\n"
+	       "  --pool NAME   the pool's shared-memory name (default: the one this user's\n"
+	       "                daemons use, %s for root, %s-UID for others)\n"
 	       "  --json        one JSON object, schema \"accelfs-stat/1\" (docs/monitoring.md)\n"
 	       "  -h, --help\n\n"
 	       "Reads the pool without locking; never slows the daemons.\n"
 	       "Exit status: 0 printed, 1 pool or file unavailable, 2 usage error.\n",
-	       POOL_DEFAULT_NAME);
+	       POOL_DEFAULT_NAME, POOL_DEFAULT_NAME);
 }
 
 static unsigned long long ull(uint64_t v)
@@ -232,10 +233,21 @@ static void text_pool_counters(const uint64_t *c)
 	       ull(c[POOL_C_RECOVERIES]));
 }
 
+/* @s with control characters shown as '?', so a file name cannot drive the terminal. */
+static const char *printable(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < len; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	buf[i] = '\0';
+	return buf;
+}
+
 /* The row functions print their table's header when @f is NULL. */
 static void text_file_ident(const struct pool_file_stats *f)
 {
-	char devino[48], quota[16], share[16];
+	char devino[48], quota[16], share[16], path[POOL_PATH_LEN];
 	double rs;
 
 	if (!f) {
@@ -254,7 +266,8 @@ static void text_file_ident(const struct pool_file_stats *f)
 	else
 		snprintf(share, sizeof(share), "%.1f", rs);
 	printf("  %5u %-18s %5u %6s %7u %6s %1s %s\n", f->slot, devino, f->opens, quota,
-	       f->resident, share, monstat_candidate(f->c) ? "*" : "", f->path);
+	       f->resident, share, monstat_candidate(f->c) ? "*" : "",
+	       printable(f->path, path, sizeof(path)));
 }
 
 static void text_file_cache(const struct pool_file_stats *f)
@@ -382,14 +395,13 @@ static int report(struct pool *pool, const struct stat_opts *o, const char *name
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_opts o = { 0 };
-	const char *name;
+	char msg[512], name[256];
 	struct pool *pool;
-	char msg[512];
 	int ret = parse(argc, argv, &o);
 
 	if (ret >= 0)
 		return ret;
-	name = o.pool ? o.pool : POOL_DEFAULT_NAME;
+	poolsnap_name(o.pool, name, sizeof(name));
 	if (o.file && (ret = poolsnap_file_id(o.file, &o.dev, &o.ino)) < 0) {
 		util_err("stat", o.file, "%s", strerror(-ret));
 		return EXIT_FAIL;

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "mountres.h"
+#include "poolseg.h"
 #include "poolsnap.h"
 #include "util.h"
 
@@ -27,6 +28,14 @@ static void owner_hint(const char *name, char *buf, size_t len)
 			 (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
 	else
 		buf[0] = '\0';
+}
+
+void poolsnap_name(const char *arg, char *buf, size_t len)
+{
+	if (!arg)
+		poolseg_default_name(buf, len);
+	else
+		snprintf(buf, len, "%s%s", arg[0] == '/' ? "" : "/", arg);
 }
 
 int poolsnap_open(const char *name, struct pool **out, char *msg, size_t len)

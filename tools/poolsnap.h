@@ -27,6 +27,13 @@ struct poolsnap {
 };
 
 /*
+ * poolsnap_name - the pool to read: @arg ("name" or "/name", as the daemon's
+ * pool= option takes it), or when @arg is NULL the one this user's daemons
+ * use by default (poolseg_default_name()). Writes it to @buf.
+ */
+void poolsnap_name(const char *arg, char *buf, size_t len);
+
+/*
  * poolsnap_open - attach read-only to pool @name (NULL: the default pool).
  * On failure writes one line for the user to @msg ("pool /x does not exist
  * (no accelfs daemon has created it yet)", "pool /x: permission denied ...",

@@ -62,6 +62,10 @@ grep -Eq "^ +[0-9]+ [0-9]+:[0-9]+/[0-9]+ +2 +0 +8 +100\.0 \* $T/A\$" <<<"$OUT" |
 grep -Eq "^ +[0-9]+ [0-9]+:[0-9]+/[0-9]+ +1 +0 +2 +66\.7 +$T/B\$" <<<"$OUT" || fail "text: B: $OUT"
 ok "text tables"
 
+expect_rc 0 "$ACCEL" stat --json --pool "${POOL#/}"
+echo "$OUT" >"$T/j"
+expect_eq "--pool without /" "$(jget "$T/j" 'j["pool"]["name"]')" "$POOL"
+
 release
 expect_rc 0 "$ACCEL" stat --json --pool "$POOL"
 echo "$OUT" >"$T/j"

@@ -42,8 +42,8 @@ one_line
 grep -q "^accel stat: pool $POOL: .*corrupt" <<<"$OUT" || fail "corrupt: $OUT"
 ok "corrupt header"
 
-expect_rc 2 "$ACCEL" stat --pool noslash
-grep -q '^accel stat: pool name "noslash": need "/name"' <<<"$OUT" || fail "bad name: $OUT"
+expect_rc 2 "$ACCEL" stat --pool a/b
+grep -q '^accel stat: pool name "/a/b": need "/name"' <<<"$OUT" || fail "bad name: $OUT"
 expect_rc 2 "$ACCEL" stat extra
 expect_rc 2 "$ACCEL" stat --bogus
 expect_rc 2 "$ACCEL" stat --pool
