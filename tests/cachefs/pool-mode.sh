@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# pool-mode.sh: pool segments and their failure modes, as a user meets them.
+#  - a new pool is 0600 whatever the umask; pool_mode=0660 gives 0660;
+#  - a pool larger than memory (global_cache=1T), or than /dev/shm (a 16 MiB
+#    /dev/shm in a private mount namespace): exit 1, one line naming the
+#    limit, nothing mounted, no segment left behind;
+#  - an explicitly named pool that is garbage, all zeros, or empty: exit 1,
+#    one clear line, nothing mounted, within the timeout.
+set -u
+. "$(dirname "$0")/lib.sh"
+cfs_init
+mkdir m
+
+# mode_of TAG OPTS: mount with OPTS on a new pool; MODE: the segment's mode
+umask 077
+mode_of() {
+	cfs_pool "$1"
+	accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,global_cache=1M$2"
+	accel_umount "$PWD/m"
+	MODE=$(stat -c %a "/dev/shm$POOL")
+}
+mode_of mode ""
+[ "$MODE" = 600 ] || fail "a new pool is $MODE, not 0600"
+mode_of wide ,pool_mode=0660
+[ "$MODE" = 660 ] || fail "pool_mode=0660 gave $MODE"
+echo "ok: new pools are 0600, pool_mode=0660 gives 0660"
+
+# refused WHAT REGEX [PREFIX-COMMAND...] -- ACCELFS-OPTIONS: must fail cleanly
+refused() {
+	local what=$1 re=$2 rc=0 pre=()
+	shift 2
+	while [ "$1" != -- ]; do
+		pre+=("$1")
+		shift
+	done
+	shift
+	ACCEL_MNTS="$ACCEL_MNTS $PWD/m"
+	timeout 30 "${pre[@]}" "$ACCELFS" "$PWD/src" "$PWD/m" "$@" 2>err || rc=$?
+	[ $rc = 1 ] || { cat err; fail "$what: exit $rc, want 1"; }
+	[ "$(grep -c . err)" = 1 ] || { cat err; fail "$what: want exactly one line on stderr"; }
+	grep -Eq "$re" err || { cat err; fail "$what: the message does not match /$re/"; }
+	! accel_is_mounted "$PWD/m" || fail "$what: mounted anyway"
+	[ -z "$(accel_daemon_pids "$PWD/m")" ] || fail "$what: a daemon is still running"
+	echo "ok: $what: $(cat err)"
+}
+
+cfs_pool big
+refused "pool larger than memory" 'physical memory.*[0-9]+ bytes' -- -o "pool=$POOL,global_cache=1T"
+[ ! -e "/dev/shm$POOL" ] || fail "the refused 1T pool left /dev/shm$POOL behind"
+
+cfs_pool shmfull
+if unshare -m true 2>/dev/null; then
+	refused "pool larger than /dev/shm" '/dev/shm.*[0-9]+ bytes.*size=' \
+		unshare -m sh -c 'mount -t tmpfs -o size=16m tmpfs /dev/shm && exec "$@"' sh -- \
+		-o "pool=$POOL,global_cache=64M"
+else
+	echo "NOTE: no private mount namespace (unshare -m); /dev/shm limit not tested"
+fi
+
+cfs_pool garbage
+head -c $((1 << 20)) /dev/urandom >"/dev/shm$POOL"
+sum=$(sha256sum <"/dev/shm$POOL")
+refused "garbage pool" "$POOL" -- -o "pool=$POOL"
+[ "$(sha256sum <"/dev/shm$POOL")" = "$sum" ] || fail "the daemon wrote into a foreign segment"
+
+cfs_pool zeros
+head -c $((1 << 20)) /dev/zero >"/dev/shm$POOL"
+refused "all-zero pool" "$POOL" -- -o "pool=$POOL"
+
+cfs_pool empty
+: >"/dev/shm$POOL"
+refused "empty pool segment" "$POOL" -- -o "pool=$POOL"
+echo "PASS: pool modes, size limits and bad segments"
