@@ -326,6 +326,22 @@ int pool_file_set_quota(struct pool_file *pf, uint32_t quota)
 	return ret;
 }
 
+int pool_file_revalidate(struct pool_file *pf, const struct pool_file_id *id)
+{
+	struct pool *pool = pf->pool;
+	struct pool_fslot *fs = pool_fslot(pf);
+	int ret = pool_files_lock(pool);
+
+	if (ret)
+		return ret;
+	if (fs->idgen != pf->idgen)
+		ret = -ESTALE;
+	else
+		fs->validator = pool_file_validator(id);
+	pool_files_unlock(pool);
+	return ret;
+}
+
 int pool_invalidate_file(struct pool_file *pf)
 {
 	struct pool_fslot *fs = pool_fslot(pf);

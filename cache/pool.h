@@ -162,6 +162,15 @@ int pool_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket
 int pool_write_begin(struct pool_file *pf, uint64_t off, uint64_t len);
 int pool_write_end(struct pool_file *pf);
 
+/*
+ * pool_file_revalidate - record @id as the file's state without dropping its
+ * buffers: for a writer whose every write went through the write_begin/end
+ * bracket, so the buffers already match what it changed. Call it when the
+ * writer closes, so the next open does not take its own writes for a change
+ * made behind the cache's back. Returns 0, -ESTALE.
+ */
+int pool_file_revalidate(struct pool_file *pf, const struct pool_file_id *id);
+
 /* Drop every cached bucket of the file (O(1)). */
 int pool_invalidate_file(struct pool_file *pf);
 

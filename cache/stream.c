@@ -281,6 +281,17 @@ int stream_truncate(struct stream *st, uint64_t size)
 	return ret;
 }
 
+int stream_revalidate(struct stream *st, const struct pool_file_id *id)
+{
+	int ret;
+
+	pthread_mutex_lock(&st->lock);
+	st->id = *id;
+	ret = pool_file_revalidate(st->pf, id);
+	pthread_mutex_unlock(&st->lock);
+	return ret;
+}
+
 int stream_invalidate(struct stream *st)
 {
 	int ret;

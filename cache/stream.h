@@ -55,6 +55,9 @@ int stream_write_end(struct stream *st, uint64_t off, ssize_t res);
  */
 int stream_truncate(struct stream *st, uint64_t size);
 
+/* After this stream's own writes: @id is the file's state now (pool_file_revalidate). */
+int stream_revalidate(struct stream *st, const struct pool_file_id *id);
+
 /* The backing file changed behind our back: drop everything cached. */
 int stream_invalidate(struct stream *st);
 

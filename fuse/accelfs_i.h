@@ -57,6 +57,7 @@ struct open_file {
 	int fd;
 	struct stream *stream;	/* buffer cache stream, NULL if not cached */
 	int dfd;		/* O_DIRECT descriptor for buffer fills, or -1 */
+	bool wrote; /* a write went through the stream (revalidate at close) */
 	struct pool_file_id id; /* identity and validator at open (or last revalidation) */
 	uint64_t next_check;	/* revalidate=S: CLOCK_MONOTONIC ns of the next check */
 };

@@ -187,6 +187,14 @@ int cache_io_open(struct open_file *of, const struct stat *st)
 
 void cache_io_close(struct open_file *of)
 {
+	struct pool_file_id id;
+	struct stat st;
+
+	/* Our writes kept the pool coherent: do not let the next open drop it all. */
+	if (of->stream && of->wrote && !fstat(of->fd, &st)) {
+		file_id(&st, &id);
+		stream_revalidate(of->stream, &id);
+	}
 	if (of->dfd >= 0)
 		close(of->dfd);
 	of->dfd = -1;
@@ -243,7 +251,10 @@ ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)
 
 int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len)
 {
-	return of->stream ? stream_write_begin(of->stream, off, (size_t)len) : 0;
+	if (!of->stream)
+		return 0;
+	of->wrote = true;
+	return stream_write_begin(of->stream, off, (size_t)len);
 }
 
 void cache_io_write_end(struct open_file *of, uint64_t off, ssize_t res)
@@ -284,6 +295,11 @@ int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode 
 		else
 			pool_truncate(pf, (uint64_t)size);
 		pool_write_end(pf);
+		/* the buffers now match the truncated file: keep them at next open */
+		if (!ret && !fstatat(n->fd, "", &st, AT_EMPTY_PATH)) {
+			file_id(&st, &id);
+			pool_file_revalidate(pf, &id);
+		}
 	}
 	pool_file_put(pf);
 	return ret;
