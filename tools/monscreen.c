@@ -182,15 +182,15 @@ static void draw_keys(const struct mon_view *v)
 	clrtoeol();
 	if (v->help)
 		putf(LINES - 1, 0,
-		     "q quit  f pick file  s sort (IO/s, IOs, GHIT%%, READ%%, path)  "
-		     "p pause  +/- interval  h/? help");
+		     "q quit  f pick file  s sort: IO/s IOs GHIT%% READ%% path  p pause  +/- "
+		     "interval");
 	else
 		putf(LINES - 1, 0, "q quit  f file  s sort  p pause  +/- interval  h help   [%s]",
 		     state);
 	attroff(A_REVERSE);
 	if (v->help)
-		putf(LINES - 2, 0, "[%s]  pool %s  %llu files  rates per second, I/O in buckets",
-		     state, v->pool, ull(v->snap->nfiles));
+		putf(LINES - 2, 0, "[%s]  pool %s, %llu files  (h, ? hide this)", state, v->pool,
+		     ull(v->snap->nfiles));
 }
 
 int monscreen_pick_page(void)

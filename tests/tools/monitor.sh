@@ -104,7 +104,7 @@ wait_screen '^ {10}accelfs CACHE STATISTICS' "back at 80x24"
 ok "resize redraws (100x30, too small, 80x24)"
 
 keys h
-wait_screen '^q quit  f pick file  s sort \(IO/s, IOs, GHIT%, READ%, path\)' "help line"
+wait_screen '^q quit  f pick file  s sort: IO/s IOs GHIT% READ% path  p pause  \+/- interval$' "help line"
 keys h s
 wait_screen '^Hot files by IOs: ' "sort key IOs"
 keys s s s s
