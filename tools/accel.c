@@ -28,6 +28,7 @@ static const struct accel_cmd commands[] = {
 	{ "set", "store per-file tuning (global/local buffers...) in the file's xattrs", cmd_set },
 	{ "show", "a file's tuning attributes and its entry in the buffer pool", cmd_show },
 	{ "pool", "show, list or remove (--reset) global buffer pools", cmd_pool },
+	{ "trace", "bpftrace scripts on the running daemons (cache-stats...)", cmd_trace },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
