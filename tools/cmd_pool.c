@@ -57,7 +57,7 @@ static void help(void)
 	       "Exit status: 0 done, 1 pool missing, unusable or in use, 2 usage error.\n");
 }
 
-/* "/name" from "name" or "/name"; -EINVAL if it cannot be a pool name. */
+/* "/name" from "name" or "/name" into o->name; EXIT_USAGE if it cannot be a pool name. */
 static int take_name(struct pool_opts *o, const char *arg)
 {
 	const char *base = arg[0] == '/' ? arg + 1 : arg;
@@ -71,8 +71,25 @@ static int take_name(struct pool_opts *o, const char *arg)
 	return 0;
 }
 
+/* Why the options and @nargs arguments do not go together, or NULL. */
+static const char *conflict(const struct pool_opts *o, int nargs)
+{
+	if (nargs > 1)
+		return "one pool NAME at a time";
+	if (o->reset && !nargs)
+		return "--reset needs a pool NAME";
+	if (o->list && (o->reset || nargs))
+		return "--list takes no NAME and no --reset";
+	if (o->force && !o->reset)
+		return "--force goes with --reset";
+	if (o->reset && o->json)
+		return "--reset has no --json";
+	return NULL;
+}
+
 static int parse(int argc, char **argv, struct pool_opts *o)
 {
+	const char *why;
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },  { "list", no_argument, NULL, 'l' },
 		{ "reset", no_argument, NULL, 'r' }, { "force", no_argument, NULL, 'f' },
@@ -92,11 +109,9 @@ static int parse(int argc, char **argv, struct pool_opts *o)
 		o->reset |= ch == 'r';
 		o->force |= ch == 'f';
 	}
-	if (argc - optind > 1 || (o->list && (o->reset || argc > optind)) ||
-	    (o->reset && argc == optind) || (o->force && !o->reset) || (o->reset && o->json)) {
-		util_err("pool", NULL, "%s (see 'accel pool --help')",
-			 o->reset && argc == optind ? "--reset needs a pool NAME"
-						    : "conflicting options or arguments");
+	why = conflict(o, argc - optind);
+	if (why) {
+		util_err("pool", NULL, "%s (see 'accel pool --help')", why);
 		return EXIT_USAGE;
 	}
 	if (argc > optind)
