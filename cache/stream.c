@@ -30,6 +30,7 @@ struct stream {
 	pthread_mutex_t lock;
 	uint32_t bsize;
 	uint32_t quota;
+	uint64_t seq_next; /* lock: where a sequential reader's next read starts */
 	struct pool_file_id id;
 	char *path;
 };
@@ -110,6 +111,7 @@ static ssize_t read_cached(struct stream *st, const struct pool_ticket *t, uint6
 			   void *buf, size_t off, size_t len, int *level)
 {
 	ssize_t ret = -ENOENT;
+	bool seq;
 	void *lb;
 
 	*level = 0;
@@ -122,7 +124,14 @@ static ssize_t read_cached(struct stream *st, const struct pool_ticket *t, uint6
 		}
 	}
 	*level = 1;
-	lb = local_prepare(st->lc);
+	/*
+	 * Copy the whole bucket into a local buffer only for a sequential reader,
+	 * whose next reads will hit it; a random reader would pay a bucket-sized
+	 * copy for every small read.
+	 */
+	seq = bucket * st->bsize + off == st->seq_next;
+	st->seq_next = bucket * st->bsize + off + len;
+	lb = seq ? local_prepare(st->lc) : NULL;
 	if (!lb)
 		return pool_read(st->pf, bucket, buf, off, len);
 	ret = pool_read(st->pf, bucket, lb, 0, st->bsize);
