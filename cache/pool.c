@@ -302,8 +302,8 @@ static int validate(const struct pool_config *cfg, const char *name, const struc
 	if (h->version != POOL_LAYOUT_VERSION || h->header_size != sizeof(*h))
 		return fail(cfg, EPROTO,
 			    "%s: pool layout version %u, this program needs %u; "
-			    "detach all users and pool_unlink it",
-			    name, h->version, POOL_LAYOUT_VERSION);
+			    "unmount all users and run 'accel pool --reset %s'",
+			    name, h->version, POOL_LAYOUT_VERSION, name);
 	if (h->mutex_size != sizeof(pthread_mutex_t))
 		return fail(cfg, EPROTO, "%s: pool made with another C library (mutex of %u bytes)",
 			    name, h->mutex_size);
@@ -353,8 +353,8 @@ static int attach(const struct pool_config *cfg, const char *name, struct pool *
 	if (ret == -EAGAIN)
 		return fail(cfg, EPROTO,
 			    "%s: pool never finished initialising (its creator died?); "
-			    "remove it with pool_unlink",
-			    name);
+			    "remove it with 'accel pool --reset %s'",
+			    name, name);
 	if (ret)
 		return ret;
 	ret = validate(cfg, name, pool->base, (uint64_t)st.st_size);
