@@ -11,7 +11,7 @@ prefix=$(meson introspect "$build" --buildoptions |
 	python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"]=="prefix"))')
 fail=0
 for f in bin/accelfs bin/accel share/man/man8/accelfs.8 share/man/man1/accel.1 \
-	share/doc/accelfs/README.md share/accelfs/scripts/install-deps; do
+	share/doc/accelfs/README.md share/accelfs/scripts/install-deps share/accelfs/bpftrace/cache-stats.bt; do
 	if [ -e "$dest$prefix/$f" ]; then
 		echo "ok: $prefix/$f"
 	else
