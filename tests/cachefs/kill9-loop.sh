@@ -36,9 +36,10 @@ for i in 1 2; do
 	cfs_bg "$CFSIO" verify -k -w -t 100 -s stop $(printf 'm3/%s ' $files) >l$i.out 2>&1
 done
 
-# at least $kills kills; up to 3x as many until one hits a lock holder
+# at least $kills kills; more (up to 3x, for 30 s) until one hits a lock holder
 for ((k = 1; k <= kills * 3; k++)); do
-	[ $k -le "$kills" ] || [ "$("$POOLSTAT" "$POOL" recoveries)" = 0 ] || break
+	[ $k -le "$kills" ] || { [ "$("$POOLSTAT" "$POOL" recoveries)" = 0 ] &&
+		[ $SECONDS -lt 30 ]; } || break
 	sleep "0.$((RANDOM % 4 + 2))"
 	kill -0 "$v1" 2>/dev/null && kill -0 "$v2" 2>/dev/null ||
 		break # a verifier stopped: report it below
