@@ -29,6 +29,7 @@ static const struct accel_cmd commands[] = {
 	{ "show", "a file's tuning attributes and its entry in the buffer pool", cmd_show },
 	{ "pool", "show, list or remove (--reset) global buffer pools", cmd_pool },
 	{ "trace", "bpftrace scripts on the running daemons (cache-stats...)", cmd_trace },
+	{ "sysgen", "check (--apply: raise) the kernel limits accelfs needs", cmd_sysgen },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
