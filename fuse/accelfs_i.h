@@ -37,27 +37,30 @@ struct inode {
 	mode_t type;	     /* S_IFMT bits; immutable */
 	uint64_t nlookup;    /* kernel references; under the table lock */
 	struct inode *hnext; /* hash chain; under the table lock */
+	bool retired;	     /* replaced by a newer node (see inode_ref); under the table lock */
 
 	pthread_mutex_t lock; /* protects the fields below */
-	bool stamp_valid;     /* backing file state when the kernel cache was last known good */
+	unsigned int opens;   /* open files of this node */
+	bool stamp_valid;     /* backing file state the kernel was last told about */
 	struct timespec stamp_mtime;
 	struct timespec stamp_ctime;
 	off_t stamp_size;
 };
 
-/* One open file: its own backing descriptor, so file status flags stay per open. */
 /* Open files and directories are listed so shutdown can free what the
  * kernel never released (it does not send RELEASE after an unmount). */
 struct handle_link {
 	struct handle_link *prev, *next;
 };
 
+/* One open file: its own backing descriptor, so file status flags stay per open. */
 struct open_file {
 	struct handle_link link; /* under the open file list lock (ops_file.c) */
+	struct inode *inode;	 /* the node it was opened on (holds a kernel reference) */
 	int fd;
 	struct stream *stream;	/* buffer cache stream, NULL if not cached */
 	int dfd;		/* O_DIRECT descriptor for buffer fills, or -1 */
-	bool wrote; /* a write went through the stream (revalidate at close) */
+	bool wrote;		/* a write went through the stream (revalidate at close) */
 	struct pool_file_id id; /* identity and validator at open (or last revalidation) */
 	uint64_t next_check;	/* revalidate=S: CLOCK_MONOTONIC ns of the next check */
 };
@@ -88,6 +91,9 @@ struct inode *inode_get(fuse_ino_t ino);
 /* Take (or find) the inode for @fd/@st and add one lookup; consumes @fd. */
 struct inode *inode_ref(int fd, const struct stat *st, int *err);
 void inode_unref(struct inode *inode, uint64_t n);
+/* The backing state the kernel knows, under inode->lock. */
+bool stamp_equal(const struct inode *n, const struct stat *st);
+void stamp_set(struct inode *n, const struct stat *st);
 /* "/proc/self/fd/N" for a descriptor; @buf must hold PROC_FD_LEN bytes. */
 #define PROC_FD_LEN 32
 const char *proc_fd_path(int fd, char *buf);
@@ -127,6 +133,9 @@ int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len);
 void cache_io_write_end(struct open_file *of, uint64_t off, ssize_t res);
 void cache_io_truncated(struct open_file *of, uint64_t size);
 int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode *, off_t));
+
+/* bdi.c: raise the mount's read-ahead and dirty share (root only) */
+void bdi_tune(void);
 
 /* log.c */
 void log_init(void);

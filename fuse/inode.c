@@ -15,9 +15,10 @@
 #include "accelfs_i.h"
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct inode **table; /* under table_lock */
-static size_t table_size;    /* power of two; under table_lock */
-static size_t table_count;   /* under table_lock */
+static struct inode **table;  /* under table_lock */
+static size_t table_size;     /* power of two; under table_lock */
+static size_t table_count;    /* under table_lock */
+static struct inode *retired; /* retired nodes the kernel still holds, via hnext; table_lock */
 
 static size_t slot_of(dev_t dev, ino_t ino, size_t size)
 {
@@ -46,6 +47,14 @@ void inode_table_destroy(void)
 			pthread_mutex_destroy(&n->lock);
 			free(n);
 		}
+	}
+	while (retired) {
+		struct inode *n = retired;
+
+		retired = n->hnext;
+		close(n->fd);
+		pthread_mutex_destroy(&n->lock);
+		free(n);
 	}
 	free(table);
 	table = NULL;
@@ -93,6 +102,23 @@ static struct inode *find_locked(dev_t dev, ino_t ino)
 	return NULL;
 }
 
+bool stamp_equal(const struct inode *n, const struct stat *st)
+{
+	return n->stamp_valid && n->stamp_size == st->st_size &&
+	       n->stamp_mtime.tv_sec == st->st_mtim.tv_sec &&
+	       n->stamp_mtime.tv_nsec == st->st_mtim.tv_nsec &&
+	       n->stamp_ctime.tv_sec == st->st_ctim.tv_sec &&
+	       n->stamp_ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+void stamp_set(struct inode *n, const struct stat *st)
+{
+	n->stamp_valid = true;
+	n->stamp_size = st->st_size;
+	n->stamp_mtime = st->st_mtim;
+	n->stamp_ctime = st->st_ctim;
+}
+
 static struct inode *inode_new(int fd, const struct stat *st)
 {
 	struct inode *n = calloc(1, sizeof(*n));
@@ -104,7 +130,46 @@ static struct inode *inode_new(int fd, const struct stat *st)
 	n->ino = st->st_ino;
 	n->type = st->st_mode & S_IFMT;
 	pthread_mutex_init(&n->lock, NULL);
+	stamp_set(n, st);
 	return n;
+}
+
+/*
+ * With the writeback cache the kernel owns a regular file's size and times
+ * and ignores the ones we report, so a change made in SOURCE behind our back
+ * (another mount, another program) would never show. When a lookup finds the
+ * backing file changed while nothing has it open through us, the node is
+ * retired and the name gets a new node: the kernel drops the old inode, its
+ * size and its pages, and sees the file as it now is (close-to-open).
+ * Table lock held.
+ */
+static bool must_retire(struct inode *n, const struct stat *st)
+{
+	bool retire;
+
+	if (!accelfs.opts.writeback || accelfs.opts.kernel_cache != KERNEL_CACHE_AUTO ||
+	    !S_ISREG(st->st_mode))
+		return false;
+	/* Data only: our own metadata changes (link, chmod, xattrs) move ctime. */
+	pthread_mutex_lock(&n->lock);
+	retire = n->opens == 0 && n->stamp_valid &&
+		 (n->stamp_size != st->st_size || n->stamp_mtime.tv_sec != st->st_mtim.tv_sec ||
+		  n->stamp_mtime.tv_nsec != st->st_mtim.tv_nsec);
+	pthread_mutex_unlock(&n->lock);
+	return retire;
+}
+
+static void unlink_locked(struct inode *n)
+{
+	struct inode **pp = &table[slot_of(n->dev, n->ino, table_size)];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == n) {
+			*pp = n->hnext;
+			table_count--;
+			return;
+		}
+	}
 }
 
 struct inode *inode_ref(int fd, const struct stat *st, int *err)
@@ -118,6 +183,13 @@ struct inode *inode_ref(int fd, const struct stat *st, int *err)
 	}
 	pthread_mutex_lock(&table_lock);
 	n = find_locked(st->st_dev, st->st_ino);
+	if (n && must_retire(n, st)) {
+		unlink_locked(n);
+		n->retired = true; /* freed when the kernel forgets it */
+		n->hnext = retired;
+		retired = n;
+		n = NULL;
+	}
 	if (n) {
 		n->nlookup++;
 		pthread_mutex_unlock(&table_lock);
@@ -141,19 +213,6 @@ struct inode *inode_ref(int fd, const struct stat *st, int *err)
 	return n;
 }
 
-static void unlink_locked(struct inode *n)
-{
-	struct inode **pp = &table[slot_of(n->dev, n->ino, table_size)];
-
-	for (; *pp; pp = &(*pp)->hnext) {
-		if (*pp == n) {
-			*pp = n->hnext;
-			table_count--;
-			return;
-		}
-	}
-}
-
 void inode_unref(struct inode *n, uint64_t count)
 {
 	if (n == &accelfs.root)
@@ -166,7 +225,16 @@ void inode_unref(struct inode *n, uint64_t count)
 		pthread_mutex_unlock(&table_lock);
 		return;
 	}
-	unlink_locked(n);
+	if (!n->retired) {
+		unlink_locked(n);
+	} else {
+		struct inode **pp;
+
+		for (pp = &retired; *pp && *pp != n; pp = &(*pp)->hnext)
+			;
+		if (*pp)
+			*pp = n->hnext;
+	}
 	pthread_mutex_unlock(&table_lock);
 	close(n->fd);
 	pthread_mutex_destroy(&n->lock);

@@ -328,6 +328,7 @@ static int run(void)
 			fail("%s: mount failed", accelfs.opts.mountpoint);
 		goto out_destroy;
 	}
+	bdi_tune();
 	for (unsigned int i = 0; i < 2 && warnings[i][0]; i++)
 		fprintf(stderr, "accelfs: warning: %s\n", warnings[i]);
 	if (fuse_daemonize(accelfs.opts.foreground))

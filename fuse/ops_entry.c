@@ -197,6 +197,11 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 
 	if (!ret)
 		ret = stat_inode(n, &st);
+	if (!ret) { /* the kernel now knows this state (see inode.c, must_retire) */
+		pthread_mutex_lock(&n->lock);
+		stamp_set(n, &st);
+		pthread_mutex_unlock(&n->lock);
+	}
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else

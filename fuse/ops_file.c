@@ -53,23 +53,6 @@ static inline struct open_file *fh_of(struct fuse_file_info *fi)
 	return (struct open_file *)(uintptr_t)fi->fh;
 }
 
-static bool stamp_equal(const struct inode *n, const struct stat *st)
-{
-	return n->stamp_valid && n->stamp_size == st->st_size &&
-	       n->stamp_mtime.tv_sec == st->st_mtim.tv_sec &&
-	       n->stamp_mtime.tv_nsec == st->st_mtim.tv_nsec &&
-	       n->stamp_ctime.tv_sec == st->st_ctim.tv_sec &&
-	       n->stamp_ctime.tv_nsec == st->st_ctim.tv_nsec;
-}
-
-static void stamp_set(struct inode *n, const struct stat *st)
-{
-	n->stamp_valid = true;
-	n->stamp_size = st->st_size;
-	n->stamp_mtime = st->st_mtim;
-	n->stamp_ctime = st->st_ctim;
-}
-
 /* Decide the kernel cache flags for a new open of @n, whose state is @st. */
 static void cache_policy(struct inode *n, const struct stat *st, struct fuse_file_info *fi)
 {
@@ -84,10 +67,8 @@ static void cache_policy(struct inode *n, const struct stat *st, struct fuse_fil
 		fi->keep_cache = 1;
 		return;
 	}
-	pthread_mutex_lock(&n->lock);
 	fi->keep_cache = stamp_equal(n, st);
 	stamp_set(n, st);
-	pthread_mutex_unlock(&n->lock);
 }
 
 /*
@@ -125,6 +106,11 @@ static pthread_mutex_t open_files_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void handle_free(struct open_file *of)
 {
+	struct inode *n = of->inode;
+
+	pthread_mutex_lock(&n->lock);
+	n->opens--;
+	pthread_mutex_unlock(&n->lock);
 	handle_list_del(&of->link, &open_files_lock);
 	cache_io_close(of);
 	close(of->fd);
@@ -148,9 +134,13 @@ static int handle_new(struct inode *n, int fd, const struct stat *st, struct fus
 		return -err;
 	}
 	of->fd = fd;
+	of->inode = n;
 	handle_list_add(&open_files, &of->link, &open_files_lock);
 	st = st ? st : &buf;
+	pthread_mutex_lock(&n->lock);
+	n->opens++;
 	cache_policy(n, st, fi);
+	pthread_mutex_unlock(&n->lock);
 	cache_io_open(of, st);
 	fi->fh = (uintptr_t)of;
 	return 0;

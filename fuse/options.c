@@ -159,6 +159,8 @@ static void defaults(struct accelfs_opts *o)
 	o->negative_timeout = 1.0;
 	o->kernel_cache = KERNEL_CACHE_AUTO;
 	o->writeback = true;
+	o->readahead_kb = 1024;
+	o->bdi_max_ratio = 10;
 	o->cache = true;
 	o->local_buffers = 2;
 	o->pool_mode = 0600;
@@ -276,6 +278,14 @@ static int parse_keyed(struct accelfs_opts *o, const char *key, const char *val)
 
 		ret = opts_parse_seconds(val, dst);
 		return ret ? bad_value(key, val, ret, "seconds from 0 to 31536000") : 0;
+	}
+	if (!strcmp(key, "readahead_kb")) {
+		ret = opts_parse_uint(val, 0, 65536, &o->readahead_kb);
+		return ret ? bad_value(key, val, ret, "KiB from 0 to 65536") : 0;
+	}
+	if (!strcmp(key, "dirty_ratio")) {
+		ret = opts_parse_uint(val, 0, 100, &o->bdi_max_ratio);
+		return ret ? bad_value(key, val, ret, "a percentage from 0 to 100") : 0;
 	}
 	if (!strcmp(key, "kernel_cache")) {
 		ret = parse_cache_mode(val, &o->kernel_cache);

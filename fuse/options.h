@@ -37,7 +37,10 @@ struct accelfs_opts {
 	double entry_timeout;
 	double negative_timeout;
 	enum kernel_cache_mode kernel_cache;
-	bool writeback; /* kernel writeback cache */
+	bool writeback;		   /* kernel writeback cache */
+	unsigned int readahead_kb; /* the mount bdi's read-ahead (root only; 0: kernel's) */
+	unsigned int
+	    bdi_max_ratio; /* the mount bdi's share of the dirty limit, % (root; 0: kernel's) */
 	bool allow_other;
 	bool default_permissions;
 	bool read_only;
