@@ -38,6 +38,10 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	/* Locks stay in the kernel: it enforces them among all users of the mount. */
 	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
 	conn->max_write = ACCEL_MAX_WRITE;
+	/* The kernel takes min(this, the bdi's read-ahead), which bdi_tune()
+	 * raised before the INIT reply; FUSE offers only 128 KiB by itself. */
+	if (accelfs.opts.readahead_kb)
+		conn->max_readahead = accelfs.opts.readahead_kb * 1024;
 	/* More requests in flight lets writeback and readahead overlap. */
 	conn->max_background = 64;
 	conn->congestion_threshold = 48;
