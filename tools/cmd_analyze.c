@@ -125,28 +125,14 @@ static void print_text(const struct analysis *a)
 		printf("  fdl            %s\n", a->fdl_path);
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", (unsigned char)*s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void print_json(const struct analysis *a, struct analyze_opts *o)
 {
 	const struct fiemap_stats *fs = &a->fs;
 
 	printf("%s\n  {\"path\": ", o->printed++ ? "," : "");
-	json_string(a->path);
+	util_json_string(a->path);
 	printf(", \"backing\": ");
-	json_string(a->backing);
+	util_json_string(a->backing);
 	printf(", \"size\": %llu, \"allocated\": %llu, \"extents\": %llu, "
 	       "\"kernel_extents\": %llu, \"ideal_extents\": %llu, \"holes\": %llu, "
 	       "\"hole_bytes\": %llu, \"unwritten\": %llu, \"fragmentation\": %.1f, \"fdl\": ",
@@ -155,7 +141,7 @@ static void print_json(const struct analysis *a, struct analyze_opts *o)
 	       (unsigned long long)fs->data_runs, (unsigned long long)fs->holes,
 	       (unsigned long long)fs->hole_bytes, (unsigned long long)fs->unwritten, fs->score);
 	if (a->fdl_path[0])
-		json_string(a->fdl_path);
+		util_json_string(a->fdl_path);
 	else
 		printf("null");
 	printf("}");

@@ -216,20 +216,6 @@ static void text_file(const struct show_opts *o, const struct show_file *f)
 	text_entry(o, f);
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", (unsigned char)*s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void json_entry(const struct show_file *f)
 {
 	const struct pool_file_stats *e = f->entry;
@@ -255,16 +241,16 @@ static void json_file(struct show_opts *o, const struct show_file *f)
 {
 	printf("%s\n    {\"path\": ", o->first ? "" : ",");
 	o->first = false;
-	json_string(f->path);
+	util_json_string(f->path);
 	printf(", \"backing\": ");
-	json_string(f->backing);
+	util_json_string(f->backing);
 	printf(", \"xattrs\": %s,\n     \"tuning\": {", f->xattr_err == -ENOTSUP ? "\"unsupported\""
 							: f->xattr_err		 ? "\"error\""
 										 : "\"ok\"");
 	for (int k = 0; k < TUNING_N; k++) {
 		printf("%s\"%s\": {\"value\": ", k ? ", " : "", tuning_attr(k)->name);
 		if (f->set[k])
-			json_string(f->val[k]);
+			util_json_string(f->val[k]);
 		else
 			printf("null");
 		printf(", \"valid\": %s, \"used\": %s}",
@@ -279,12 +265,12 @@ static void json_file(struct show_opts *o, const struct show_file *f)
 static void json_head(const struct show_opts *o)
 {
 	printf("{\n  \"schema\": \"accelfs-show/1\",\n  \"pool\": ");
-	json_string(o->pool_name);
+	util_json_string(o->pool_name);
 	printf(",\n  \"pool_error\": ");
 	if (o->have_snap)
 		printf("null");
 	else
-		json_string(o->pool_msg);
+		util_json_string(o->pool_msg);
 	printf(",\n  \"files\": [");
 }
 

@@ -79,20 +79,6 @@ static unsigned long long ull(uint64_t v)
 	return (unsigned long long)v;
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", (unsigned char)*s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 /* A percentage, or null when there was nothing to divide by. */
 static void json_pct(const char *key, uint64_t num, uint64_t den)
 {
@@ -133,7 +119,7 @@ static void json_pool(const struct poolsnap *s, const char *name)
 	const struct pool_info *in = &s->info;
 
 	printf("  \"pool\": {\"name\": ");
-	json_string(name);
+	util_json_string(name);
 	printf(", \"time\": %lld.%03lld", (long long)(s->realtime_ns / 1000000000LL),
 	       (long long)(s->realtime_ns % 1000000000LL / 1000000));
 	printf(", \"bucket_size\": %u, \"buffers\": %u, \"shards\": %u, \"file_slots\": %u, "
@@ -151,7 +137,7 @@ static void json_pool(const struct poolsnap *s, const char *name)
 static void json_file(const struct pool_file_stats *f, bool first)
 {
 	printf("%s\n    {\"path\": ", first ? "" : ",");
-	json_string(f->path);
+	util_json_string(f->path);
 	printf(", \"dev\": %llu, \"dev_major\": %u, \"dev_minor\": %u, \"ino\": %llu, "
 	       "\"slot\": %u, \"active_streams\": %u, \"quota\": %lld, \"resident_buffers\": %u",
 	       ull(f->dev), major(f->dev), minor(f->dev), ull(f->ino), f->slot, f->opens,

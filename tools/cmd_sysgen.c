@@ -50,25 +50,11 @@ static void usage(FILE *f)
 		"See accel-sysgen(1) and docs/tuning.md.\n");
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", (unsigned char)*s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void json_kv(const char *key, const char *val, bool comma)
 {
-	json_string(key);
+	util_json_string(key);
 	fputs(": ", stdout);
-	json_string(val);
+	util_json_string(val);
 	if (comma)
 		fputs(", ", stdout);
 }
@@ -123,9 +109,9 @@ static void json_changes(const struct sysgen_change *ch, size_t n)
 		json_kv("path", r->set_path, true);
 		json_kv("old", r->current, true);
 		printf("\"new\": %llu, \"result\": ", (unsigned long long)r->set_value);
-		json_string(ch[i].ret > 0 ? "changed"
-			    : ch[i].ret	  ? strerror(-ch[i].ret)
-					  : "by hand");
+		util_json_string(ch[i].ret > 0 ? "changed"
+				 : ch[i].ret   ? strerror(-ch[i].ret)
+					       : "by hand");
 		fputs(", ", stdout);
 		json_kv("fix", r->manual, false);
 		putchar('}');

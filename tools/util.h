@@ -36,6 +36,9 @@ double util_now(void);
 /* Parse a non-negative decimal integer; returns 0 or -EINVAL/-ERANGE. */
 int util_parse_u64(const char *s, uint64_t *out);
 
+/* Print @s on stdout as a JSON string literal (quotes, escapes). */
+void util_json_string(const char *s);
+
 /*
  * Open the directory holding @path (O_RDONLY | O_DIRECTORY) and copy the last
  * component into @name. Returns the directory fd or -errno.

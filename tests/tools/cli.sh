@@ -13,7 +13,7 @@ expect_rc 0 "$ACCEL" --version
 grep -q '^accel (accelfs) [0-9]' <<<"$OUT" || fail "--version: $OUT"
 expect_rc 0 "$ACCEL" help defrag
 grep -q -- '--hot-first' <<<"$OUT" || fail "help defrag lacks --hot-first"
-grep -q 'does not exist yet' <<<"$OUT" || fail "help defrag must say the pool is missing"
+grep -q 'global buffer pool' <<<"$OUT" || fail "help defrag must say --hot-first uses the pool statistics"
 expect_rc 0 "$ACCEL" convert --help
 expect_rc 2 "$ACCEL"
 expect_rc 2 "$ACCEL" frobnicate
