@@ -296,7 +296,8 @@ static int list_pools(const struct pool_opts *o)
 	while ((d = readdir(dir))) {
 		if (d->d_name[0] == '.' || strlen(d->d_name) + 2 > sizeof(name))
 			continue;
-		snprintf(name, sizeof(name), "/%s", d->d_name);
+		name[0] = '/';
+		memcpy(name + 1, d->d_name, strlen(d->d_name) + 1); /* length checked above */
 		if (poolseg_header(name, &h, &size) == 0)
 			list_one(o, name, &h, size, &first);
 	}

@@ -281,6 +281,7 @@ static int cmd_seq(int argc, char **argv)
 	unsigned long iters;
 	char what[64];
 	ssize_t n;
+	int fd;
 
 	if (argc != 7)
 		return 2;
@@ -294,7 +295,10 @@ static int cmd_seq(int argc, char **argv)
 	s.model = calloc(1, s.max + MAX_IO);
 	s.buf = malloc(s.max + MAX_IO);
 	s.data = malloc(MAX_IO);
-	n = s.model ? pread(open(argv[4], O_RDONLY), s.model, s.max, 0) : -1;
+	fd = open(argv[4], O_RDONLY);
+	n = s.model && fd >= 0 ? pread(fd, s.model, s.max, 0) : -1;
+	if (fd >= 0)
+		close(fd);
 	if (n < 0 || !s.buf || !s.data)
 		die("%s: cannot load the initial contents", argv[4]);
 	s.size = (uint64_t)n;
@@ -316,6 +320,11 @@ static int cmd_seq(int argc, char **argv)
 			seq_check(&s, 0, s.max, what);
 	}
 	printf("seq: %lu writes and truncates through A, each read back through B\n", iters);
+	free(s.model);
+	free(s.buf);
+	free(s.data);
+	close(s.fa);
+	close(s.fb);
 	return 0;
 }
 
