@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# warm-restart.sh: the pool outlives its daemon (KEEP, as RMS and z/OS LE
+# keep storage): unmount, mount again on the same pool, and a file read
+# before is served with zero backend reads. A file changed in SOURCE while
+# nothing was mounted is read fresh, never from its old buffers. A daemon
+# killed with SIGKILL leaves the pool warm too. With pool_keep=no the pool is
+# removed at unmount (FREE).
+set -u
+. "$(dirname "$0")/lib.sh"
+cfs_init
+cfs_pool warm
+opts="kernel_cache=never,pool=$POOL,global_cache=16M,bucket_size=64K,local_buffers=0"
+mkdir m
+"$CFSIO" gen src/F $(((2 << 20) + 99)) || fail "cannot create src/F"
+"$CFSIO" gen src/G $((1 << 20)) || fail "cannot create src/G"
+nbF=$((((2 << 20) + 99 + 65535) / 65536))
+
+accel_mount "$PWD/src" "$PWD/m" -o "$opts"
+cmp m/F src/F || fail "first read of F differs"
+cmp m/G src/G || fail "first read of G differs"
+accel_umount "$PWD/m"
+[ -e "/dev/shm${POOL}" ] || fail "the pool was removed at unmount (pool_keep defaults to yes)"
+
+# G changes while nothing is mounted: same size, new bytes, new mtime
+"$CFSIO" gen src/G.new $((1 << 20)) || fail "cannot create the new G"
+cat src/G.new >src/G
+touch -d '+2 seconds' src/G
+
+accel_mount "$PWD/src" "$PWD/m" -o "$opts"
+pstat -i "$(file_id src/F)" >f0
+cmp m/F src/F || fail "F after the remount differs"
+pstat -i "$(file_id src/F)" >f1
+[ "$(delta f0 f1 backend_reads)" = 0 ] ||
+	fail "F after the remount: $(delta f0 f1 backend_reads) backend reads, want 0 (warm pool)"
+[ "$(delta f0 f1 global_hits)" -ge "$nbF" ] ||
+	fail "F after the remount: $(delta f0 f1 global_hits) global hits, want >= $nbF"
+cmp m/G src/G || fail "G changed while unmounted: the old buffers were served"
+echo "ok: remount served F from the pool with 0 backend reads; changed G read fresh"
+
+# a daemon killed outright leaves the pool warm as well
+pids=$(accel_daemon_pids "$PWD/m")
+kill -KILL $pids
+fusermount3 -u -z "$PWD/m" 2>/dev/null || umount -l "$PWD/m"
+accel_mount "$PWD/src" "$PWD/m" -o "$opts"
+pstat -i "$(file_id src/F)" >f2
+cmp m/F src/F || fail "F after SIGKILL and remount differs"
+pstat -i "$(file_id src/F)" >f3
+[ "$(delta f2 f3 backend_reads)" = 0 ] ||
+	fail "F after SIGKILL and remount: $(delta f2 f3 backend_reads) backend reads, want 0"
+echo "ok: after SIGKILL the remounted daemon found F in the pool"
+accel_umount "$PWD/m"
+
+# FREE: pool_keep=no removes the pool at unmount
+accel_mount "$PWD/src" "$PWD/m" -o "$opts,pool_keep=no"
+cmp m/F src/F || fail "F through the pool_keep=no mount differs"
+pids=$(accel_daemon_pids "$PWD/m")
+accel_umount "$PWD/m"
+for p in $pids; do
+	accel_wait_exit "$p" 10 || fail "the daemon did not exit after unmount"
+done
+[ ! -e "/dev/shm${POOL}" ] || fail "pool_keep=no left /dev/shm${POOL} behind"
+echo "PASS: warm restart keeps the pool, validates against SOURCE, pool_keep=no frees it"
