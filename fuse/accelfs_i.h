@@ -124,6 +124,7 @@ void handle_list_del(struct handle_link *h, pthread_mutex_t *lock);
 /* cache_io.c: file data through the buffer cache (see there) */
 int cache_io_init(char *err, size_t errlen);
 void cache_io_shutdown(void);
+void cache_io_abandon(void);
 const char *cache_io_pool_name(void);
 void cache_io_describe(char *buf, size_t len);
 int cache_io_open(struct open_file *of, const struct stat *st);

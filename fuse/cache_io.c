@@ -73,6 +73,20 @@ void cache_io_describe(char *buf, size_t len)
 		 accelfs.opts.local_buffers);
 }
 
+/* The mount failed: a pool this daemon created for it is removed again. */
+void cache_io_abandon(void)
+{
+	struct pool_info info;
+
+	if (!pool)
+		return;
+	pool_info(pool, &info);
+	if (info.created)
+		pool_unlink(cache_io_pool_name());
+	pool_close(pool);
+	pool = NULL;
+}
+
 const char *cache_io_pool_name(void)
 {
 	return accelfs.opts.pool_name ? accelfs.opts.pool_name : POOL_DEFAULT_NAME;

@@ -326,6 +326,7 @@ static int run(void)
 	if (fuse_session_mount(accelfs.se, accelfs.mountpoint_real)) {
 		if (log_fuse_errors() == errors) /* else libfuse has named the cause */
 			fail("%s: mount failed", accelfs.opts.mountpoint);
+		cache_io_abandon();
 		goto out_destroy;
 	}
 	bdi_tune();
