@@ -31,13 +31,14 @@
 #include "pool.h"
 
 struct inode {
-	int fd;		     /* O_PATH descriptor of the backing object; immutable */
-	dev_t dev;	     /* immutable */
-	ino_t ino;	     /* immutable */
-	mode_t type;	     /* S_IFMT bits; immutable */
-	uint64_t nlookup;    /* kernel references; under the table lock */
-	struct inode *hnext; /* hash chain; under the table lock */
-	bool retired;	     /* replaced by a newer node (see inode_ref); under the table lock */
+	int fd;		       /* O_PATH descriptor of the backing object; immutable */
+	dev_t dev;	       /* immutable */
+	ino_t ino;	       /* immutable */
+	mode_t type;	       /* S_IFMT bits; immutable */
+	uint64_t nlookup;      /* kernel references; under the table lock */
+	struct inode *hnext;   /* hash chain; under the table lock */
+	bool retired;	       /* replaced by a newer node (see inode_ref); under the table lock */
+	uint64_t nocaps_until; /* no security.capability until then (ns); atomic */
 
 	pthread_mutex_t lock; /* protects the fields below */
 	unsigned int opens;   /* open files of this node */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -289,10 +290,26 @@ static int serve(struct fuse_session *se)
 	return ret;
 }
 
+/*
+ * Every name the kernel holds costs one O_PATH descriptor and every open file
+ * one more: take the whole hard limit, since the soft one (often 1024) would
+ * run out in any sizeable tree.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static int prepare(void)
 {
 	struct accelfs_opts *o = &accelfs.opts;
 
+	raise_nofile();
 	if (check_source(o->source) || check_mountpoint(o->mountpoint) || check_fuse_device())
 		return -1;
 	if (geteuid() == 0) {

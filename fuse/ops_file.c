@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * ops_file.c - open files: open/create/release, data I/O through the
- * backend, flush/fsync, fallocate, copy_file_range and lseek.
+ * backend, fsync, fallocate, copy_file_range and lseek.
+ *
+ * There is no flush handler: the kernel then stops sending FLUSH at close
+ * (one round trip per close saved) but still writes a file's dirty pages
+ * through us before close() returns. Locks are the kernel's (ops.c), so
+ * there is nothing else a flush would have to do.
  *
  * Kernel page cache policy (kernel_cache=auto): the kernel keeps its cached
  * pages across an open only if the backing file is exactly as we last saw
@@ -212,19 +217,6 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	fuse_reply_err(req, 0);
 }
 
-static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	int fd = dup(fh_of(fi)->fd);
-
-	(void)ino;
-	/* Closing a duplicate reports deferred errors of network back ends and
-	 * drops POSIX locks the way close() does, without losing our descriptor. */
-	if (fd < 0)
-		fuse_reply_err(req, errno);
-	else
-		fuse_reply_err(req, close(fd) ? errno : 0);
-}
-
 static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	(void)ino;
@@ -357,7 +349,6 @@ void ops_file_fill(struct fuse_lowlevel_ops *ops)
 	ops->open = accel_open;
 	ops->create = accel_create;
 	ops->release = accel_release;
-	ops->flush = accel_flush;
 	ops->fsync = accel_fsync;
 	ops->read = accel_read;
 	ops->write_buf = accel_write_buf;

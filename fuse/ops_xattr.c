@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <sys/xattr.h>
 
 #include "accelfs_i.h"
@@ -25,13 +27,49 @@ static void reply_size_or_data(fuse_req_t req, ssize_t ret, const char *buf, siz
 		fuse_reply_buf(req, buf, (size_t)ret);
 }
 
+/*
+ * The kernel asks for security.capability before every write(2) (to drop
+ * file capabilities, as for suid bits), and libfuse 3.14 cannot negotiate
+ * FUSE_HANDLE_KILLPRIV_V2, which would stop that. Most files have none, so a
+ * node remembers "none" for attr_timeout, the time the kernel trusts its
+ * other attributes; any xattr change through the mount forgets it.
+ */
+static const char caps_name[] = "security.capability";
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+static bool caps_known_absent(struct inode *n, const char *name)
+{
+	return !strcmp(name, caps_name) &&
+	       now_ns() < __atomic_load_n(&n->nocaps_until, __ATOMIC_RELAXED);
+}
+
+static void caps_note(struct inode *n, const char *name, ssize_t ret)
+{
+	if (ret < 0 && errno == ENODATA && !strcmp(name, caps_name))
+		__atomic_store_n(&n->nocaps_until,
+				 now_ns() + (uint64_t)(accelfs.opts.attr_timeout * 1e9),
+				 __ATOMIC_RELAXED);
+}
+
+static void caps_forget(struct inode *n)
+{
+	__atomic_store_n(&n->nocaps_until, 0, __ATOMIC_RELAXED);
+}
+
 static void accel_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct inode *n = inode_get(ino);
 	char path[PROC_FD_LEN], *buf = NULL;
 	ssize_t ret;
 
-	if (S_ISLNK(n->type)) {
+	if (S_ISLNK(n->type) || caps_known_absent(n, name)) {
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
@@ -42,6 +80,7 @@ static void accel_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, siz
 		return;
 	}
 	ret = getxattr(proc_fd_path(n->fd, path), name, buf, size);
+	caps_note(n, name, ret);
 	reply_size_or_data(req, ret, buf, size);
 }
 
@@ -70,25 +109,30 @@ static void accel_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, con
 {
 	struct inode *n = inode_get(ino);
 	char path[PROC_FD_LEN];
+	int err;
 
 	if (S_ISLNK(n->type)) {
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	fuse_reply_err(req,
-		       setxattr(proc_fd_path(n->fd, path), name, value, size, flags) ? errno : 0);
+	err = setxattr(proc_fd_path(n->fd, path), name, value, size, flags) ? errno : 0;
+	caps_forget(n); /* before the reply: a getxattr after it must see the change */
+	fuse_reply_err(req, err);
 }
 
 static void accel_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct inode *n = inode_get(ino);
 	char path[PROC_FD_LEN];
+	int err;
 
 	if (S_ISLNK(n->type)) {
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
-	fuse_reply_err(req, removexattr(proc_fd_path(n->fd, path), name) ? errno : 0);
+	err = removexattr(proc_fd_path(n->fd, path), name) ? errno : 0;
+	caps_forget(n);
+	fuse_reply_err(req, err);
 }
 
 void ops_xattr_fill(struct fuse_lowlevel_ops *ops)
