@@ -13,6 +13,7 @@
 #ifndef ACCELFS_URING_PROBES_H
 #define ACCELFS_URING_PROBES_H
 
+/* clang-format off: one probe macro per line reads best */
 #ifdef ACCEL_HAVE_SDT
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
@@ -42,6 +43,8 @@
 	do {                           \
 	} while (0)
 #endif
+
+/* clang-format on */
 
 /* The semaphores, defined once in probes.c. */
 #define ACCEL_PROBES(X)                                                                     \
