@@ -44,13 +44,13 @@
 	} while (0)
 #endif
 
-/* clang-format on */
-
 /* The semaphores, defined once in probes.c. */
 #define ACCEL_PROBES(X)                                                                     \
 	X(backend_submit)                                                                   \
 	X(backend_complete) X(cache_lookup) X(cache_evict) X(cache_invalidate) X(file_open) \
 	    X(file_close)
+
+/* clang-format on */
 
 #ifdef ACCEL_HAVE_SDT
 #define ACCEL_PROBE_EXTERN(name) extern unsigned short ACCEL_PROBE_SEMAPHORE(name);
