@@ -13,7 +13,6 @@
 #ifndef ACCELFS_URING_PROBES_H
 #define ACCELFS_URING_PROBES_H
 
-/* clang-format off: one probe macro per line reads best */
 #ifdef ACCEL_HAVE_SDT
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
@@ -45,12 +44,10 @@
 #endif
 
 /* The semaphores, defined once in probes.c. */
-#define ACCEL_PROBES(X)                                                                     \
-	X(backend_submit)                                                                   \
-	X(backend_complete) X(cache_lookup) X(cache_evict) X(cache_invalidate) X(file_open) \
-	    X(file_close)
-
-/* clang-format on */
+#define ACCEL_PROBES(X)     \
+	X(backend_submit)   \
+	X(backend_complete) \
+	X(cache_lookup) X(cache_evict) X(cache_invalidate) X(file_open) X(file_close)
 
 #ifdef ACCEL_HAVE_SDT
 #define ACCEL_PROBE_EXTERN(name) extern unsigned short ACCEL_PROBE_SEMAPHORE(name);
