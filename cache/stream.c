@@ -182,6 +182,10 @@ static ssize_t read_backend(struct stream *st, struct pool_file *pf, const struc
 		goto out;
 	pool_count(pf, bucket, POOL_C_BACKEND_READS, 1);
 	pool_count(pf, bucket, POOL_C_BACKEND_READ_BYTES, (uint64_t)got);
+	/* Nothing past the end of the file is worth a buffer (a read at a
+	 * bucket-aligned end would otherwise cache an empty one). */
+	if (got == 0)
+		goto out;
 	pool_fill(pf, t, bucket, tmp, (size_t)got);
 	pthread_mutex_lock(&st->lock);
 	if (!t->busy && pf == st->pf && local_count(st->lc) && (lb = local_prepare(st->lc))) {
