@@ -128,6 +128,7 @@ print(c["global_attempts"], c["global_hits"], c["global_buf_read_ios"])' <<<"$st
 [ "$counters" = "$((2 * N)) $N $N" ] || fail "pool counters '$counters', not '$((2 * N)) $N $N'"
 ok "cache-stats: hit percent AVE 50.00, $((2 * N)) attempts, as the pool counts"
 
+
 trace_start "$T/bl" backend-latency --duration 2
 read_file "$T/mnt/g"
 trace_wait
@@ -140,3 +141,21 @@ read_file "$T/mnt/f"
 trace_wait
 grep -Eq "^@top\[$T/src/f, 100, \*\]: [0-9]+\$" "$T/hf" || fail "hot-files: $(cat "$T/hf")"
 ok "hot-files: the file, 100 % reads, a candidate"
+
+# without --file: one table per file, each with its own counts
+trace_start "$T/pf" cache-stats --interval 1 --duration 3
+head -c $((4 * BS)) /dev/urandom >"$T/src/h" # cold: never read through the mount
+read_file "$T/mnt/f"
+read_file "$T/mnt/h"
+read_file "$T/mnt/h"
+trace_wait
+grep -q "^(File) $T/src/f " "$T/pf" && grep -q "^(File) $T/src/h " "$T/pf" ||
+	fail "cache-stats without --file: not one table per file: $(cat "$T/pf")"
+ave_of() { # file: the last Global Cache Hit Percent AVE in that file's table
+	awk -v f="(File) $T/src/$1 " 'index($0, f) == 1 { on = 1; next }
+		/^\(File\)/ { on = 0 }
+		on && index($0, "  Global Cache Hit Percent ") == 1 { v = $(NF - 2) } END { print v }' "$T/pf"
+}
+[ "$(ave_of f)" = 100.00 ] || fail "f was cached: AVE $(ave_of f), not 100.00: $(cat "$T/pf")"
+[ "$(ave_of h)" = 50.00 ] || fail "h read twice from cold: AVE $(ave_of h), not 50.00: $(cat "$T/pf")"
+ok "cache-stats: one table per file without --file"
