@@ -250,6 +250,10 @@ ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)
 	if (!of->stream)
 		return backend_pread(of->fd, buf, size, off);
 	revalidate(of);
+	/* A read at or past the end (cat's last read) needs neither the cache
+	 * nor a backend read, and must not count as a miss: one fstat decides. */
+	if ((uint64_t)off >= of->id.size && !fstat(of->fd, &st) && off >= st.st_size)
+		return 0;
 	n = stream_read(of->stream, buf, size, (uint64_t)off, read_backend, of);
 	/*
 	 * A short read claims end of file. If the file has grown since its last
