@@ -23,6 +23,7 @@ static const struct accel_cmd commands[] = {
 	{ "convert", "rebuild a file as an FDL describes, verified, optionally in place",
 	  cmd_convert },
 	{ "defrag", "rewrite fragmented files contiguously, keeping all metadata", cmd_defrag },
+	{ "warm", "load files into the global buffer pool in on-disk order", cmd_warm },
 	{ "stat", "print the buffer pool's and its files' counters once (--json)", cmd_stat },
 	{ "monitor", "live cache statistics of a file and the hot files (ncurses)", cmd_monitor },
 	{ "set", "store per-file tuning (global/local buffers...) in the file's xattrs", cmd_set },
