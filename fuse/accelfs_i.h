@@ -59,9 +59,10 @@ struct open_file {
 	struct handle_link link; /* under the open file list lock (ops_file.c) */
 	struct inode *inode;	 /* the node it was opened on (holds a kernel reference) */
 	int fd;
-	struct stream *stream;	/* buffer cache stream, NULL if not cached */
-	int dfd;		/* O_DIRECT descriptor for buffer fills, or -1 */
-	bool wrote;		/* a write went through the stream (revalidate at close) */
+	struct stream *stream; /* buffer cache stream, NULL if not cached */
+	int dfd;	       /* O_DIRECT descriptor for buffer fills, or -1 */
+	bool wrote;	       /* a write went through the stream (revalidate at close) */
+	uint64_t known_size; /* size last seen (open or fstat); reads below it skip the EOF check */
 	struct pool_file_id id; /* identity and validator at open (or last revalidation) */
 	uint64_t next_check;	/* revalidate=S: CLOCK_MONOTONIC ns of the next check */
 };

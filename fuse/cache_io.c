@@ -184,6 +184,7 @@ int cache_io_open(struct open_file *of, const struct stat *st)
 	if (!pool || !S_ISREG(st->st_mode))
 		return 0;
 	file_id(st, &of->id);
+	of->known_size = of->id.size;
 	file_tuning(of->fd, &quota, &nlocal);
 	len = readlink(proc_fd_path(of->fd, proc), path, sizeof(path) - 1);
 	path[len > 0 ? len : 0] = '\0';
@@ -251,9 +252,13 @@ ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)
 		return backend_pread(of->fd, buf, size, off);
 	revalidate(of);
 	/* A read at or past the end (cat's last read) needs neither the cache
-	 * nor a backend read, and must not count as a miss: one fstat decides. */
-	if ((uint64_t)off >= of->id.size && !fstat(of->fd, &st) && off >= st.st_size)
-		return 0;
+	 * nor a backend read, and must not count as a miss: one fstat decides,
+	 * and a file seen to have grown is not fstat'ed again below its size. */
+	if ((uint64_t)off >= of->known_size && !fstat(of->fd, &st)) {
+		if (off >= st.st_size)
+			return 0;
+		of->known_size = (uint64_t)st.st_size;
+	}
 	n = stream_read(of->stream, buf, size, (uint64_t)off, read_backend, of);
 	/*
 	 * A short read claims end of file. If the file has grown since its last

@@ -49,10 +49,15 @@ denied)
 	command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
 	chmod 755 "$base/src" "$base/mnt"
 	chown nobody "$base/mnt"
+	# nobody's default pool: a failed mount must not leave one it created
+	nobody_pool=/dev/shm/accelfs-default-$(id -u nobody)
+	[ -e "$nobody_pool" ] && pool_existed=1 || pool_existed=0
 	rc=0
 	timeout 20 setpriv --reuid=nobody --regid=nogroup --clear-groups --no-new-privs \
 		"$ACCELFS" "$base/src" "$base/mnt" 2>"$base/err" || rc=$?
 	want="fuse"
+	[ $pool_existed = 1 ] || [ ! -e "$nobody_pool" ] ||
+		fail "the failed mount left the pool it created: $nobody_pool"
 	;;
 *) fail "unknown variant $how" ;;
 esac
