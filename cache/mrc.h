@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #define MRC_REGION_SIZE (1024U * 1024) /* bytes the pool reserves for the estimator */
-#define MRC_FILES 32		       /* files with a curve of their own */
+#define MRC_FILES 16		       /* files with a curve of their own */
 #define MRC_NBINS 464		       /* histogram bins, see mrc_bin_lo() */
 #define MRC_POINTS 32		       /* candidate sizes in struct mrc_curve */
 
