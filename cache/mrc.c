@@ -677,6 +677,20 @@ int mrc_file_curve(const void *region, size_t size, uint32_t file_slot, uint32_t
 	return ret;
 }
 
+int mrc_slot_curve(const void *region, size_t size, uint32_t file_slot, struct mrc_curve *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!header_ok(region, size))
+		return region && size >= MRC_REGION_SIZE ? -EPROTO : -EINVAL;
+	for (unsigned int f = 0; f < MRC_FILES && file_slot < INT32_MAX; f++) {
+		uint64_t id = LOAD(&view_of((void *)region, false, f).in->ident);
+
+		if (id && (uint32_t)id == file_slot + 1U)
+			return mrc_file_curve(region, size, file_slot, (uint32_t)(id >> 32), out);
+	}
+	return -ENOENT;
+}
+
 int mrc_pool_curve(const void *region, size_t size, struct mrc_curve *out)
 {
 	const struct mrc_header *h = header_ok(region, size);

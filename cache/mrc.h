@@ -82,6 +82,14 @@ int mrc_file_curve(const void *region, size_t size, uint32_t file_slot, uint32_t
 		   struct mrc_curve *out);
 int mrc_pool_curve(const void *region, size_t size, struct mrc_curve *out);
 
+/*
+ * mrc_slot_curve - mrc_file_curve() for whichever generation of @file_slot
+ * has a curve (out->file_gen says which), for readers that know a slot but
+ * not its generation. A curve of a slot's previous file is replaced at that
+ * slot's next access. Returns 0, -ENOENT, -EINVAL, -EPROTO.
+ */
+int mrc_slot_curve(const void *region, size_t size, uint32_t file_slot, struct mrc_curve *out);
+
 /* Estimated hit fraction (0..1) of an LRU cache of @buffers buffers. */
 double mrc_curve_hit(const struct mrc_curve *c, uint64_t buffers);
 

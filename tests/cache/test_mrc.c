@@ -445,6 +445,9 @@ static void test_generation(void)
 	CU_ASSERT_EQUAL(mrc_file_curve(r, RSIZE, 3, 2, c), -ENOENT);
 	CU_ASSERT_EQUAL(mrc_file_curve(r, RSIZE, 3, 4, c), 0);
 	CU_ASSERT_EQUAL(c->accesses, 300);
+	CU_ASSERT_EQUAL(mrc_slot_curve(r, RSIZE, 3, c), 0);
+	CU_ASSERT_EQUAL(c->file_gen, 4);
+	CU_ASSERT_EQUAL(mrc_slot_curve(r, RSIZE, 4, c), -ENOENT);
 	CU_ASSERT(mrc_curve_hit(c, 1000) < 0.01);
 	/* more files than curves: the others still count in the pool curve */
 	for (uint32_t f = 100; f < 100 + 2 * MRC_FILES; f++)
