@@ -38,18 +38,17 @@ struct ra_window {
 struct ra_state {
 	uint64_t prev_off;    /* start of the previous read (bytes) */
 	uint64_t prev_end;    /* end of the previous read, exclusive, saturated */
-	uint64_t stride;      /* bytes between read starts (strided mode) */
-	uint64_t next;	      /* sequential: first bucket not yet requested;
-				 strided: offset of the first predicted read not yet requested */
+	uint64_t stride;      /* bytes between the last two read starts (0: none) */
+	uint64_t last_req;    /* last bucket requested (or being read) in this pattern */
 	uint64_t trigger;     /* sequential: bucket, strided: offset; reaching it issues more */
+	uint64_t next;	      /* strided: first predicted read (offset) not yet handed out */
 	uint64_t pend_off;    /* strided: next predicted read ra_next() hands out */
 	uint64_t pend_len;    /* strided: length of each predicted read */
-	uint32_t pend_left;   /* strided: windows ra_next() still hands out */
-	uint32_t size;	      /* current window in buckets; 0: not prefetching */
-	uint32_t hits;	      /* consecutive reads that kept the pattern */
+	uint32_t pend_left;   /* strided: windows ra_next() may still hand out */
+	uint32_t size;	      /* current window in buckets; 0: not prefetching yet */
 	uint32_t bucket_size; /* of the last call: a change restarts detection */
 	uint8_t mode;	      /* RA_MODE_* in readahead.c */
-	uint8_t seen;	      /* a previous read exists */
+	uint8_t seen;	      /* prev_off/prev_end are valid */
 };
 
 /*

@@ -47,7 +47,13 @@
 #define ACCEL_PROBES(X)     \
 	X(backend_submit)   \
 	X(backend_complete) \
-	X(cache_lookup) X(cache_evict) X(cache_invalidate) X(file_open) X(file_close)
+	X(cache_lookup)     \
+	X(cache_evict)      \
+	X(cache_invalidate) \
+	X(file_open)        \
+	X(file_close)       \
+	X(prefetch_submit)  \
+	X(prefetch_complete)
 
 #ifdef ACCEL_HAVE_SDT
 #define ACCEL_PROBE_EXTERN(name) extern unsigned short ACCEL_PROBE_SEMAPHORE(name);
