@@ -56,7 +56,9 @@ struct ra_state {
  * @bucket_size: the cache's bucket size in bytes (0 disables);
  * @max_buckets: the largest window, in buckets (0 disables read-ahead and
  *        forgets any pattern).
- * Returns true and fills @out when a prefetch should be issued now. For
+ * Returns true and fills @out when a prefetch should be issued now. Windows
+ * may reach past end of file and may name buckets already cached: the
+ * caller clips the first and skips the second. For
  * strided access one decision may cover several predicted reads: after a
  * true return, call ra_next() until it returns false to get the others.
  * A read of length 0 changes nothing and returns false.
@@ -72,7 +74,7 @@ bool ra_on_read(struct ra_state *ra, uint64_t off, size_t len, uint32_t bucket_s
  */
 bool ra_next(struct ra_state *ra, struct ra_window *out);
 
-/* Forget everything (the file changed, the handle seeks elsewhere by intent...). */
+/* Forget every pattern, as if the handle had just been opened. */
 void ra_reset(struct ra_state *ra);
 
 #endif

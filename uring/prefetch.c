@@ -240,13 +240,24 @@ struct uring_engine {
 	bool efd_armed;
 };
 
+/* A ring that can READ (kernels before 5.6 cannot), or -errno: then pread it is. */
 static int ring_setup(struct io_uring *ring, unsigned int entries)
 {
+	struct io_uring_probe *probe;
 	int ret = io_uring_queue_init(entries, ring,
 				      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
 
 	if (ret == -EINVAL)
 		ret = io_uring_queue_init(entries, ring, 0);
+	if (ret < 0)
+		return ret;
+	probe = io_uring_get_probe_ring(ring);
+	if (!probe || !io_uring_opcode_supported(probe, IORING_OP_READ))
+		ret = -EOPNOTSUPP;
+	if (probe)
+		io_uring_free_probe(probe);
+	if (ret < 0)
+		io_uring_queue_exit(ring);
 	return ret;
 }
 

@@ -14,12 +14,16 @@
  * - prefetch_submit() never blocks and never allocates: the caller owns
  *   @req and its buffer until done() is called for it;
  * - done() is called exactly once for every request prefetch_submit()
- *   accepted, always from the engine thread, with bytes read (short only at
- *   end of file), -errno, or -ECANCELED if the engine stopped before the
- *   read was started; done() may call prefetch_submit() but must not call
- *   prefetch_stop();
+ *   accepted, always from the engine thread, with the bytes read as the
+ *   kernel returned them (short at end of file; no retry of short reads),
+ *   -errno, or -ECANCELED if the engine stopped before the read started.
+ *   -EINTR/-EAGAIN are retried, never reported. done() may call
+ *   prefetch_submit() but must not call prefetch_stop(), and should be
+ *   short: while it runs, no other read of the engine starts or completes;
  * - at most 4 * depth requests are accepted and not yet done; more are
- *   refused with -EAGAIN (the caller drops that prefetch).
+ *   refused with -EAGAIN (the caller drops that prefetch);
+ * - buf, off and len are passed to the kernel as they are: for an O_DIRECT
+ *   descriptor they must be aligned as its file system requires.
  */
 #ifndef ACCELFS_URING_PREFETCH_H
 #define ACCELFS_URING_PREFETCH_H
