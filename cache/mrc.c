@@ -44,15 +44,16 @@
 #define MRC_VERSION 1U
 #define MRC_ENDIAN 0x01020304U
 #define MRC_NONE UINT32_MAX
-#define MRC_P (1U << 24)   /* hash space of the sampling test */
-#define MRC_T0 (MRC_P / 4) /* initial threshold: R = 1/4 */
-#define MRC_WSHIFT 16	   /* weights are fixed point, 1.0 = 2^16 */
-#define MRC_FILE_SMAX 1024 /* sampled buckets per file curve */
-#define MRC_POOL_SMAX 8192 /* sampled buckets of the pool curve */
-#define MRC_HINTS 256	   /* slot -> instance hints */
-#define MRC_STRIPES 16	   /* pool access counters, one cache line each */
-#define MRC_IDLE 4096	   /* pool samples before an idle file curve may be taken */
-#define MRC_RETRY 1024	   /* pool samples between attempts when all curves are busy */
+#define MRC_P (1U << 24)	/* hash space of the sampling test */
+#define MRC_T0_FILE MRC_P	/* a file curve starts exact (R = 1), lock per lookup */
+#define MRC_T0_POOL (MRC_P / 4) /* the pool's, shared by every file, at R = 1/4 */
+#define MRC_WSHIFT 16		/* weights are fixed point, 1.0 = 2^16 */
+#define MRC_FILE_SMAX 1024	/* sampled buckets per file curve */
+#define MRC_POOL_SMAX 8192	/* sampled buckets of the pool curve */
+#define MRC_HINTS 256		/* slot -> instance hints */
+#define MRC_STRIPES 16		/* pool access counters, one cache line each */
+#define MRC_IDLE 4096		/* pool samples before an idle file curve may be taken */
+#define MRC_RETRY 1024		/* pool samples between attempts when all curves are busy */
 
 union mrc_mutex {
 	pthread_mutex_t m;
@@ -234,7 +235,7 @@ static void inst_clear(const struct view *v)
 	in->used = 0;
 	in->free_head = 0;
 	in->clock = 0;
-	STORE(&in->thresh, MRC_T0);
+	STORE(&in->thresh, v->g == &pool_geom ? MRC_T0_POOL : MRC_T0_FILE);
 	STORE(&in->sampled, 0);
 	STORE(&in->cold_w, 0);
 	STORE(&in->total_w, 0);

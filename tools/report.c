@@ -27,21 +27,6 @@ static uint64_t top_size(const struct mrc_curve *c)
 	return top < 16 ? 16 : top;
 }
 
-uint64_t report_knee(const struct mrc_curve *c, uint64_t cap)
-{
-	uint64_t top = top_size(c);
-	double best = mrc_curve_hit(c, top);
-
-	if (!(best > 0.001))
-		return 0;
-	if (cap && cap < top)
-		top = cap;
-	for (uint64_t s = 1; s < top; s = next_size(s))
-		if (mrc_curve_hit(c, s) >= REPORT_KNEE_SHARE * best)
-			return s;
-	return top;
-}
-
 /*
  * What @s global buffers add: the hits at reuse distances the handle's own
  * REPORT_LOCAL_DEFAULT local buffers do not already serve. (This also keeps
@@ -52,6 +37,39 @@ static double global_hit(const struct mrc_curve *c, uint64_t s)
 	double h = mrc_curve_hit(c, s) - mrc_curve_hit(c, REPORT_LOCAL_DEFAULT);
 
 	return s <= REPORT_LOCAL_DEFAULT || h < 0 ? 0 : h;
+}
+
+void report_clamp(struct mrc_curve *c, uint64_t buckets)
+{
+	unsigned int last = 0;
+
+	if (!buckets)
+		return;
+	while (last + 1 < MRC_NBINS && mrc_bin_lo(last + 1) <= buckets - 1)
+		last++;
+	for (unsigned int b = last + 1; b < MRC_NBINS; b++) {
+		c->bins[last] += c->bins[b];
+		c->bins[b] = 0;
+	}
+	if (c->working_set > buckets)
+		c->working_set = buckets;
+	for (uint32_t i = 0; i < c->npoints; i++)
+		c->hit[i] = mrc_curve_hit(c, c->buffers[i]);
+}
+
+uint64_t report_knee(const struct mrc_curve *c, uint64_t cap)
+{
+	uint64_t top = top_size(c);
+	double best = global_hit(c, top);
+
+	if (!(best > 0.01))
+		return 0;
+	if (cap && cap < top)
+		top = cap;
+	for (uint64_t s = 1; s < top; s = next_size(s))
+		if (global_hit(c, s) >= REPORT_KNEE_SHARE * best)
+			return s;
+	return top;
 }
 
 /* A file's candidate sizes up to its cap (the cap itself last) and the hit

@@ -31,9 +31,18 @@
 #define REPORT_MIN_ACCESSES 64	 /* fewer sampled lookups: no curve-based advice */
 
 /*
+ * report_clamp - a file of @buckets buckets cannot be re-read at a distance
+ * of @buckets or more of its own buckets: move what the sampled curve @c put
+ * there (the estimate's scatter) to the largest possible distance, and
+ * recompute its points. Nothing when @buckets is 0 (size unknown).
+ */
+void report_clamp(struct mrc_curve *c, uint64_t buckets);
+
+/*
  * report_knee - the knee of @c: the fewest buffers (at most @cap, 0 = no cap)
- * whose hit fraction reaches REPORT_KNEE_SHARE of the curve's maximum.
- * 0 when the curve shows no hits at all (a scan: buffers do not help).
+ * whose hits reach REPORT_KNEE_SHARE of the most the curve can give, counting
+ * only reuse beyond REPORT_LOCAL_DEFAULT (what local buffers serve anyway).
+ * 0 when that is under 1 % of the lookups (a scan: buffers do not help).
  */
 uint64_t report_knee(const struct mrc_curve *c, uint64_t cap);
 
