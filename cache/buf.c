@@ -120,9 +120,14 @@ void pool_buf_drop(struct pool *pool, uint32_t idx)
 		damaged = chain_unlink(pool, s, idx) != 0;
 		if (buf_reachable(pool, b, &fs))
 			pool_fslot_resident_add(fs, b->epoch, -1);
+		if (b->flags & POOL_BUF_F_DIRTY)
+			pool_fslot_dirty_add(&pool->files[b->file], -1);
+		if (b->flags & POOL_BUF_F_PREFETCHED)
+			pool_count_file_slot(pool, b->file, b->bucket, POOL_C_RA_WASTED, 1);
 	}
 	seq = buf_begin(b);
 	b->state = POOL_BUF_FREE;
+	b->flags = 0;
 	STORE(&b->file, POOL_NONE);
 	buf_end(b, seq);
 	if (damaged)
@@ -136,6 +141,8 @@ static bool clock_takes(struct pool *pool, uint32_t s, struct pool_buf *b)
 	uint32_t reserve;
 	uint8_t u;
 
+	if (b->state == POOL_BUF_VALID && (b->flags & POOL_BUF_F_DIRTY))
+		return false; /* I8: newer than SOURCE, its owner writes it back first */
 	if (!buf_reachable(pool, b, &fs))
 		return true;
 	reserve = LOAD(&fs->reserve);
@@ -173,24 +180,25 @@ static uint32_t clock_victim(struct pool *pool, uint32_t s)
 }
 
 /* Shard lock held: make free buffer @idx hold the bucket and publish it. */
-static void buf_install(struct pool *pool, uint32_t idx, struct pool_file *pf,
-			const struct pool_ticket *t, uint64_t bucket, const void *data, size_t len)
+static void buf_install(struct pool *pool, uint32_t idx, struct pool_file *pf, uint32_t epoch,
+			uint64_t bucket, const void *data, size_t len, uint8_t flags)
 {
 	struct pool_buf *b = &pool->bufs[idx];
 	uint32_t *chain = pool_chain_of(pool, pf->slot, bucket);
 	uint32_t seq = buf_begin(b);
 
 	STORE(&b->file, pf->slot);
-	STORE(&b->epoch, t->epoch);
+	STORE(&b->epoch, epoch);
 	STORE(&b->bucket, bucket);
 	STORE(&b->len, (uint32_t)len);
 	STORE(&b->usage, 0);
+	STORE(&b->flags, flags);
 	b->state = POOL_BUF_VALID;
 	pool_copy(pool_buf_data(pool, idx), data, len);
 	buf_end(b, seq);
 	STORE(&b->next, *chain);
 	STORE_REL(chain, idx);
-	pool_fslot_resident_add(pool_fslot(pf), t->epoch, +1);
+	pool_fslot_resident_add(pool_fslot(pf), epoch, +1);
 }
 
 static int file_check(struct pool_file *pf)
@@ -215,6 +223,10 @@ static ssize_t read_buf(struct pool *pool, uint32_t idx, uint32_t seq, void *buf
 	if (LOAD(&b->seq) != seq)
 		return -EAGAIN;
 	buf_touch(b);
+	if ((LOAD(&b->flags) & POOL_BUF_F_PREFETCHED) &&
+	    (__atomic_fetch_and(&b->flags, (uint8_t)~POOL_BUF_F_PREFETCHED, __ATOMIC_RELAXED) &
+	     POOL_BUF_F_PREFETCHED))
+		pool_count_file_slot(pool, LOAD(&b->file), LOAD(&b->bucket), POOL_C_RA_USED, 1);
 	return (ssize_t)n;
 }
 
@@ -297,6 +309,12 @@ ssize_t pool_read(struct pool_file *pf, uint64_t bucket, void *buf, size_t off, 
 int pool_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket, const void *data,
 	      size_t len)
 {
+	return pool_fill_flags(pf, t, bucket, data, len, false);
+}
+
+int pool_fill_flags(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket,
+		    const void *data, size_t len, bool prefetch)
+{
 	struct pool *pool = pf->pool;
 	uint32_t s = pool_shard_of(pool, pf->slot, bucket), idx;
 	int ret = file_check(pf);
@@ -317,7 +335,8 @@ int pool_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket
 		if (idx == POOL_NONE)
 			idx = clock_victim(pool, s);
 		if (!ret && idx != POOL_NONE)
-			buf_install(pool, idx, pf, t, bucket, data, len);
+			buf_install(pool, idx, pf, t->epoch, bucket, data, len,
+				    prefetch ? POOL_BUF_F_PREFETCHED : 0);
 	}
 	pool_shard_unlock(pool, s);
 	if (idx == POOL_NONE) {
@@ -325,11 +344,11 @@ int pool_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket
 		return 0;
 	}
 	if (!ret)
-		pool_count(pf, bucket, POOL_C_GBUF_READ_IOS, 1);
+		pool_count(pf, bucket, prefetch ? POOL_C_RA_ISSUED : POOL_C_GBUF_READ_IOS, 1);
 	return 1;
 }
 
-static uint64_t now_ns(void)
+uint64_t pool_now_ns(void)
 {
 	struct timespec ts;
 
@@ -345,11 +364,21 @@ bool pool_fslot_write_busy(struct pool_fslot *fs)
 	if (!__atomic_load_n(&fs->wactive, __ATOMIC_SEQ_CST))
 		return false;
 	lease = LOAD(&fs->wlease);
-	now = now_ns();
+	now = pool_now_ns();
 	return now < lease && lease - now <= POOL_WRITE_LEASE_NS;
 }
 
 int pool_write_begin(struct pool_file *pf, uint64_t off, uint64_t len)
+{
+	return pool_write_begin_mode(pf, off, len, false);
+}
+
+/*
+ * @keep: the caller updates the buffers in place (deferred write, I8) instead
+ * of having them dropped. Dirty buffers are never dropped here: a write that
+ * goes around them must have flushed them first (its own) or patch them.
+ */
+int pool_write_begin_mode(struct pool_file *pf, uint64_t off, uint64_t len, bool keep)
 {
 	struct pool *pool = pf->pool;
 	struct pool_fslot *fs = pool_fslot(pf);
@@ -360,16 +389,16 @@ int pool_write_begin(struct pool_file *pf, uint64_t off, uint64_t len)
 	if (ret)
 		return ret;
 	__atomic_fetch_add(&fs->wactive, 1, __ATOMIC_SEQ_CST);
-	STORE(&fs->wlease, now_ns() + POOL_WRITE_LEASE_NS);
+	STORE(&fs->wlease, pool_now_ns() + POOL_WRITE_LEASE_NS);
 	__atomic_fetch_add(&fs->wseq, 1, __ATOMIC_SEQ_CST);
 	epoch = pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST));
-	for (uint64_t b = first; len && b <= last; b++) {
+	for (uint64_t b = first; len && !keep && b <= last; b++) {
 		uint32_t s = pool_shard_of(pool, pf->slot, b), idx;
 
 		if (pool_shard_lock(pool, s))
 			return -ENOTRECOVERABLE;
 		idx = lookup_or_repair(pool, s, pf->slot, epoch, b);
-		if (idx != POOL_NONE) {
+		if (idx != POOL_NONE && !(pool->bufs[idx].flags & POOL_BUF_F_DIRTY)) {
 			pool_buf_drop(pool, idx);
 			pool_count(pf, b, POOL_C_GBUF_WRITE_IOS, 1);
 		}
@@ -399,12 +428,24 @@ static void truncate_buf(struct pool *pool, uint32_t idx, uint64_t size)
 	uint64_t start = b->bucket << pool->bshift;
 	uint32_t seq;
 
-	if (start >= size || (b->len < pool->bsize && start + b->len < size)) {
+	if (start < size && (b->flags & POOL_BUF_F_DIRTY) && start + b->len < size) {
+		/* I8: dirty bytes are not on SOURCE; the file grew past them with zeros */
+		uint32_t len = size - start < pool->bsize ? (uint32_t)(size - start) : pool->bsize;
+
+		seq = buf_begin(b);
+		memset(pool_buf_data(pool, idx) + b->len, 0, len - b->len);
+		STORE(&b->len, len);
+		buf_end(b, seq);
+	} else if (start >= size || (b->len < pool->bsize && start + b->len < size)) {
 		pool_buf_drop(pool, idx); /* gone, or grown past what we hold */
 		ADD(&pool->shards[idx / pool->per_shard].c[POOL_C_INVALIDATIONS], 1);
 	} else if (start + b->len > size) {
 		seq = buf_begin(b);
 		STORE(&b->len, (uint32_t)(size - start));
+		if (b->dirty_hi > b->len)
+			b->dirty_hi = b->len;
+		if (b->dirty_lo > b->dirty_hi)
+			b->dirty_lo = b->dirty_hi;
 		buf_end(b, seq);
 	}
 }
@@ -418,7 +459,7 @@ int pool_truncate(struct pool_file *pf, uint64_t size)
 
 	if (ret)
 		return ret;
-	if (size == 0)
+	if (size == 0 && !LOAD(&fs->ndirty))
 		return pool_invalidate_file(pf);
 	__atomic_fetch_add(&fs->wseq, 1, __ATOMIC_SEQ_CST);
 	epoch = pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST));
@@ -433,5 +474,39 @@ int pool_truncate(struct pool_file *pf, uint64_t size)
 				truncate_buf(pool, i, size);
 		pool_shard_unlock(pool, s);
 	}
+	pool_file_deferred_clamp(pf, size);
 	return 0;
+}
+
+/* For dirty.c: the buffer primitives above, under the names pool_i.h gives them. */
+uint32_t pool_buf_begin(struct pool_buf *b)
+{
+	return buf_begin(b);
+}
+
+void pool_buf_end(struct pool_buf *b, uint32_t seq)
+{
+	buf_end(b, seq);
+}
+
+uint32_t pool_buf_lookup(struct pool *pool, uint32_t s, uint32_t file, uint32_t epoch,
+			 uint64_t bucket)
+{
+	return lookup_or_repair(pool, s, file, epoch, bucket);
+}
+
+uint32_t pool_buf_victim(struct pool *pool, uint32_t s)
+{
+	return clock_victim(pool, s);
+}
+
+void pool_buf_install(struct pool *pool, uint32_t idx, struct pool_file *pf, uint32_t epoch,
+		      uint64_t bucket, const void *data, size_t len, uint8_t flags)
+{
+	buf_install(pool, idx, pf, epoch, bucket, data, len, flags);
+}
+
+int pool_file_check(struct pool_file *pf)
+{
+	return file_check(pf);
 }

@@ -43,6 +43,16 @@ void pool_fslot_resident_add(struct pool_fslot *fs, uint32_t epoch, int delta)
 					      __ATOMIC_RELAXED));
 }
 
+void pool_fslot_dirty_add(struct pool_fslot *fs, int delta)
+{
+	uint32_t old = LOAD(&fs->ndirty);
+
+	while ((delta > 0 || old > 0) &&
+	       !__atomic_compare_exchange_n(&fs->ndirty, &old, old + (uint32_t)delta, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 /* Make every cached bucket of the slot stale: wseq first (I5), then epoch (I4). */
 void pool_fslot_bump_epoch(struct pool_fslot *fs)
 {
@@ -78,6 +88,21 @@ static int find_slot(struct pool *pool, uint64_t dev, uint64_t ino, uint32_t *sl
 	}
 	*slot = f;
 	return 0;
+}
+
+/* Lock-free: the slot that was (dev, ino) a moment ago, or POOL_NONE; check idgen after. */
+uint32_t pool_files_peek(struct pool *pool, uint64_t dev, uint64_t ino)
+{
+	uint32_t f = LOAD_ACQ(fchain_of(pool, dev, ino));
+
+	for (uint32_t steps = 0; f != POOL_NONE; steps++) {
+		if (f >= pool->nfiles || steps >= pool->nfiles)
+			return POOL_NONE;
+		if (LOAD(&pool->files[f].dev) == dev && LOAD(&pool->files[f].ino) == ino)
+			return f;
+		f = LOAD(&pool->files[f].fnext);
+	}
+	return POOL_NONE;
 }
 
 static void fchain_unlink(struct pool *pool, uint32_t slot)
@@ -147,6 +172,8 @@ static uint32_t pick_slot(struct pool *pool)
 			pool->hdr->file_hint = f + 1;
 			return f;
 		}
+		if (LOAD(&fs->ndirty))
+			continue; /* I8: holds bytes SOURCE does not have */
 		/* 0: closed, unpinned; 1: closed, pinned; 2: open (leaked by a dead process?) */
 		rank = fs->opens ? 2 : fs->reserve ? 1 : 0;
 		if (rank < best_rank || (rank == best_rank && fs->last_use < best_use)) {
@@ -252,7 +279,10 @@ static int get_locked(struct pool *pool, const struct pool_file_id *id, const ch
 			return -ENOSPC;
 		claim_slot(pool, f, id, path);
 	} else if (pool->files[f].validator != pool_file_validator(id)) {
-		pool_fslot_bump_epoch(&pool->files[f]); /* the backing file changed */
+		/* The backing file changed, unless the change is dirty data that is
+		 * not on SOURCE yet (I8): those buffers are newer than SOURCE. */
+		if (!LOAD(&pool->files[f].ndirty))
+			pool_fslot_bump_epoch(&pool->files[f]);
 		pool->files[f].validator = pool_file_validator(id);
 	}
 	if (quota && quota_want(pool, quota, id->size) > pool->files[f].reserve)
@@ -348,6 +378,8 @@ int pool_invalidate_file(struct pool_file *pf)
 
 	if (LOAD_ACQ(&fs->idgen) != pf->idgen)
 		return -ESTALE;
+	if (LOAD(&fs->ndirty))
+		return -EBUSY; /* I8: flush first */
 	pool_count(pf, 0, POOL_C_INVALIDATIONS, (uint32_t)LOAD(&fs->residency));
 	pool_fslot_bump_epoch(fs);
 	return 0;

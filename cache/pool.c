@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mrc.h"
 #include "pool_i.h"
 
 #define ATTACH_WAIT_MS 2000
@@ -117,7 +118,10 @@ static int layout(struct pool_header *h, uint32_t bshift, uint32_t nbufs, uint32
 	h->off_chains = off;
 	off = align_up(off + (uint64_t)nshards * h->chains_per_shard * sizeof(uint32_t), 64);
 	h->off_bufs = off;
-	off = align_up(off + (uint64_t)nbufs * sizeof(struct pool_buf), 4096);
+	off = align_up(off + (uint64_t)nbufs * sizeof(struct pool_buf), 64);
+	h->off_mrc = off;
+	h->mrc_size = MRC_REGION_SIZE;
+	off = align_up(off + h->mrc_size, 4096);
 	h->off_data = off;
 	h->total_size = off + ((uint64_t)nbufs << bshift);
 	return 0;
@@ -209,6 +213,8 @@ static void adopt(struct pool *pool, const struct pool_header *h)
 	pool->chains = (uint32_t *)(b + h->off_chains);
 	pool->bufs = (struct pool_buf *)(b + h->off_bufs);
 	pool->data = b + h->off_data;
+	pool->mrc = b + h->off_mrc;
+	pool->mrc_size = h->mrc_size;
 }
 
 /* Build a fresh pool in @pool's mapping from the planned geometry @g. */
@@ -242,6 +248,9 @@ static int init_pool(struct pool *pool, const struct pool_header *g, const char 
 	}
 	for (uint32_t i = 0; i < pool->nfiles; i++)
 		pool->files[i].fnext = POOL_NONE;
+	ret = mrc_init(pool->mrc, pool->mrc_size);
+	if (ret)
+		return ret;
 	__atomic_store_n(&h->magic, POOL_MAGIC, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -314,8 +323,8 @@ static int validate(const struct pool_config *cfg, const char *name, const struc
 	    g.chains_per_shard != h->chains_per_shard || g.nfchains != h->nfchains ||
 	    g.off_shards != h->off_shards || g.off_files != h->off_files ||
 	    g.off_fchains != h->off_fchains || g.off_chains != h->off_chains ||
-	    g.off_bufs != h->off_bufs || g.off_data != h->off_data ||
-	    g.total_size != h->total_size || h->total_size != st_size)
+	    g.off_bufs != h->off_bufs || g.off_mrc != h->off_mrc || g.mrc_size != h->mrc_size ||
+	    g.off_data != h->off_data || g.total_size != h->total_size || h->total_size != st_size)
 		return fail(cfg, EUCLEAN, "%s: pool geometry inconsistent (corrupt header)", name);
 	return 0;
 }
@@ -445,6 +454,7 @@ void pool_info(const struct pool *pool, struct pool_info *info)
 	info->total_size = pool->size;
 	info->data_size = (uint64_t)pool->nbufs << pool->bshift;
 	info->meta_size = info->total_size - info->data_size;
+	info->mrc_size = pool->mrc_size;
 	info->created = pool->created;
 	info->readonly = pool->readonly;
 }

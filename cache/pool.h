@@ -81,6 +81,7 @@ struct pool_info {
 	uint64_t total_size; /* segment bytes */
 	uint64_t data_size;  /* nbufs * bucket_size */
 	uint64_t meta_size;  /* total_size - data_size */
+	uint64_t mrc_size;   /* of which the miss-ratio curve region (fixed, ~1 MiB) */
 	bool created;	     /* this pool_open() created the segment */
 	bool readonly;
 };
@@ -180,6 +181,91 @@ int pool_invalidate_file(struct pool_file *pf);
  * pool_write_end(pf), and call this before pool_write_end(). O(pool size).
  */
 int pool_truncate(struct pool_file *pf, uint64_t size);
+
+/*
+ * pool_fill_flags - pool_fill() for read-ahead: @prefetch marks the buffer so
+ * that its first read counts as readahead_used, and its eviction unread as
+ * readahead_wasted.
+ */
+int pool_fill_flags(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket,
+		    const void *data, size_t len, bool prefetch);
+
+/*
+ * pool_write_begin_mode - pool_write_begin() that, with @keep, leaves the
+ * buffers in place for the caller to update with pool_defer().
+ */
+int pool_write_begin_mode(struct pool_file *pf, uint64_t off, uint64_t len, bool keep);
+
+/*
+ * Deferred write (I8 in pool_layout.h). Between pool_write_begin_mode(keep)
+ * and pool_write_end():
+ *
+ * pool_defer - put @len bytes at @boff of bucket @bucket into the pool as
+ * dirty bytes owned by @owner (a pid). If the bucket is not cached and the
+ * write does not cover it, returns 0: read its current content (@baselen
+ * bytes, short at end of file) into @base, take @wseq from pool_ticket_get()
+ * before that read, and call again. Returns 1 when deferred, 2 when the bytes
+ * went into a bucket another owner will write back (the caller should write
+ * them through as well), -EAGAIN when another write moved the file since
+ * @wseq (read @base again), -ENOSPC when no buffer can be had (write through),
+ * or -errno.
+ */
+int pool_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *data, size_t len,
+	       const void *base, size_t baselen, uint64_t wseq, uint32_t owner);
+
+/* One dirty bucket on its way to SOURCE. */
+struct pool_dirty {
+	uint64_t bucket;
+	uint32_t lo, hi; /* the bytes to write: [lo, hi) of the bucket */
+	uint32_t seq;	 /* the buffer's seq when they were copied */
+};
+
+/* Up to @max dirty buckets of @pf owned by @owner, dirty since before @before_ns
+ * (CLOCK_REALTIME), sorted by bucket. Returns how many, or -errno. */
+int pool_dirty_list(struct pool_file *pf, uint32_t owner, uint64_t before_ns,
+		    struct pool_dirty *out, int max);
+
+/* Copy the dirty bytes of @d->bucket to the same offsets of @buf (a bucket);
+ * sets lo, hi, seq. Returns the byte count, 0 if no longer dirty, or -errno. */
+ssize_t pool_dirty_copy(struct pool_file *pf, struct pool_dirty *d, uint32_t owner, void *buf);
+
+/* After the copied bytes reached SOURCE: clean the buffer unless it changed
+ * since the copy. Returns 1 if cleaned, 0 if still dirty, or -errno. */
+int pool_dirty_clean(struct pool_file *pf, const struct pool_dirty *d, uint32_t owner);
+
+/*
+ * Where deferred data ends and when it was last written, published in the
+ * file's slot so stat in every mount shows it: _set raises the end (max);
+ * _clamp lowers it to @size (truncate), or to 0 once nothing is dirty;
+ * _peek reads it lock-free by (dev, ino), true if there is deferred data.
+ */
+void pool_file_deferred_set(struct pool_file *pf, uint64_t end, int64_t mtime_ns);
+void pool_file_deferred_clamp(struct pool_file *pf, uint64_t size);
+bool pool_file_deferred_peek(struct pool *pool, uint64_t dev, uint64_t ino, uint64_t *end,
+			     int64_t *mtime_ns);
+
+/* Give up @owner's dirty buffers of the file (their flush failed and was
+ * reported; nobody is left to retry): dropped and counted as dirty_lost. */
+int pool_dirty_discard(struct pool_file *pf, uint32_t owner);
+
+/*
+ * The file is now at least @len bytes into @bucket, which may be cached
+ * shorter (the end of file was there): a clean copy is dropped, a dirty one
+ * grows with zeros (SOURCE has a hole between). Returns 1 if it acted.
+ */
+int pool_bucket_grown(struct pool_file *pf, uint64_t bucket, size_t len);
+
+/* Dirty buffers of the file (any owner). */
+uint32_t pool_file_dirty(struct pool_file *pf);
+
+/* Drop dirty buffers whose owner process is gone (counted as dirty_lost). */
+int pool_reap_dead(struct pool *pool);
+
+/* The miss-ratio curve region (cache/mrc.h), or NULL; read-only attaches too. */
+void *pool_mrc_region(struct pool *pool, size_t *size);
+
+/* The file's slot and identity generation, for per-file state kept elsewhere. */
+void pool_file_slot(const struct pool_file *pf, uint32_t *slot, uint32_t *gen);
 
 /* Add @n to counter @c of the file and of the pool (for callers' own I/O). */
 void pool_count(struct pool_file *pf, uint64_t bucket, enum pool_counter c, uint64_t n);

@@ -39,6 +39,8 @@ struct pool {
 	uint32_t *chains;
 	struct pool_buf *bufs;
 	uint8_t *data;
+	void *mrc; /* miss-ratio curve region (cache/mrc.h) */
+	size_t mrc_size;
 };
 
 struct pool_file {
@@ -129,11 +131,25 @@ void pool_fslot_resident_add(struct pool_fslot *fs, uint32_t epoch, int delta);
 void pool_fslot_bump_epoch(struct pool_fslot *fs);
 void pool_files_repair(struct pool *pool);
 bool pool_fslot_write_busy(struct pool_fslot *fs);
+void pool_fslot_dirty_add(struct pool_fslot *fs, int delta);
+uint32_t pool_files_peek(struct pool *pool, uint64_t dev, uint64_t ino);
 
-/* buf.c */
+/* buf.c: the pieces dirty.c builds deferred write from */
 void pool_buf_drop(struct pool *pool, uint32_t idx);
+uint32_t pool_buf_begin(struct pool_buf *b);
+void pool_buf_end(struct pool_buf *b, uint32_t seq);
+uint32_t pool_buf_lookup(struct pool *pool, uint32_t s, uint32_t file, uint32_t epoch,
+			 uint64_t bucket);
+uint32_t pool_buf_victim(struct pool *pool, uint32_t s);
+void pool_buf_install(struct pool *pool, uint32_t idx, struct pool_file *pf, uint32_t epoch,
+		      uint64_t bucket, const void *data, size_t len, uint8_t flags);
+int pool_file_check(struct pool_file *pf);
+uint64_t pool_now_ns(void);
 
 /* stats.c */
 void pool_count_shard(struct pool *pool, uint32_t s, enum pool_counter c, uint64_t n);
+/* A file counter by slot (and the pool's), for code that holds no handle. */
+void pool_count_file_slot(struct pool *pool, uint32_t slot, uint64_t bucket, enum pool_counter c,
+			  uint64_t n);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pool_layout.h - the shared-memory layout of a global buffer pool, version 1.
+ * pool_layout.h - the shared-memory layout of a global buffer pool, version 2.
  *
  * This is the contract between every process that maps a pool: accelfs
  * daemons (read-write) and the monitor and tools (read-only). Everything here
@@ -23,6 +23,8 @@
  *   | uint32_t chain  [S * C]  |  buffer hash heads, C per shard
  *   +--------------------------+  off_bufs
  *   | struct pool_buf    [N]   |  buffer descriptors, N = S * bufs_per_shard
+ *   +--------------------------+  off_mrc
+ *   | miss-ratio curve state   |  mrc_size bytes, cache/mrc.h (SHARDS)
  *   +--------------------------+  off_data (4096-aligned)
  *   | data         [N * bsize] |  the buffers themselves
  *   +--------------------------+  total_size
@@ -83,6 +85,21 @@
  *     of identity (the monitor) use idgen as a seqlock.
  * I7. Counters are monotonically increasing relaxed atomics; a reader may see
  *     them slightly out of date with each other, never torn.
+ * I8. Deferred write. A DIRTY buffer holds bytes SOURCE does not have yet:
+ *     [dirty_lo, dirty_hi) must reach SOURCE, written by the daemon whose pid
+ *     is owner (the only one that has the file open for it). The clock never
+ *     takes a DIRTY buffer and an epoch bump is refused while fslot.ndirty is
+ *     not 0 (pool_file_get keeps the buffers of a file with dirty data whose
+ *     validator moved, pool_invalidate_file returns -EBUSY), so dirty bytes
+ *     are never dropped silently; a truncate drops the ones past the new end.
+ *     Dirty bytes are changed in place only between pool_write_begin(KEEP)
+ *     and pool_write_end(), so tickets keep working (I5). A flush copies the
+ *     bytes out under the seqlock, writes them outside any lock, and clears
+ *     DIRTY only if seq did not move meanwhile; otherwise the buffer stays
+ *     dirty and is written again. A buffer whose owner no longer exists is
+ *     dropped by pool_reap_dead() and counted as dirty_lost: such bytes were
+ *     acknowledged to a writer but never reached SOURCE (the documented
+ *     deferred-write risk: at most flush_interval of writes).
  *
  * Crash recovery. A process may die anywhere. Lock-free readers hold nothing.
  * A shard lock held by a dead process returns EOWNERDEAD to the next locker,
@@ -102,10 +119,10 @@
 #include <stdint.h>
 
 #define POOL_MAGIC 0x31424c4643434158ULL /* "XACCFLB1" little-endian */
-#define POOL_LAYOUT_VERSION 1U
+#define POOL_LAYOUT_VERSION 2U
 #define POOL_ENDIAN_TAG 0x01020304U
 #define POOL_NONE UINT32_MAX		  /* "no index" in chains and descriptors */
-#define POOL_PATH_LEN 76		  /* bytes of path kept per file, NUL included */
+#define POOL_PATH_LEN 68		  /* bytes of path kept per file, NUL included */
 #define POOL_WRITE_LEASE_NS 5000000000ULL /* a write's claim on its file lapses after 5 s */
 #define POOL_NAME_LEN 64
 #define POOL_USAGE_MAX 3 /* clock counter ceiling */
@@ -130,11 +147,18 @@ enum pool_counter {
 	POOL_C_GBUF_WRITE_IOS,		    /* writes that updated a global buffer */
 	POOL_C_LBUF_READ_IOS,		    /* backend reads that filled a local buffer */
 	POOL_C_LBUF_WRITE_IOS,		    /* writes that updated a local buffer */
+	POOL_C_DEFERRED_WRITES,		    /* writes kept in a dirty buffer, not yet on SOURCE */
+	POOL_C_FLUSH_WRITES,		    /* backend writes that flushed dirty buffers */
+	POOL_C_FLUSH_ERRORS,		    /* flushes that failed (reported at fsync/close) */
+	POOL_C_RA_ISSUED,		    /* buckets prefetched by read-ahead */
+	POOL_C_RA_USED,			    /* prefetched buckets later read */
+	POOL_C_RA_WASTED,		    /* prefetched buckets evicted or dropped unread */
 	POOL_C_FILE_MAX,		    /* counters above are kept per file and per pool */
 	POOL_C_EVICTIONS = POOL_C_FILE_MAX, /* reachable buffers reused */
 	POOL_C_FILL_DROPS,		    /* fills refused: stale ticket or no evictable buffer */
 	POOL_C_RECOVERIES,		    /* locks recovered from a dead owner */
 	POOL_C_INVALIDATIONS,		    /* buffers dropped by write/truncate/invalidate */
+	POOL_C_DIRTY_LOST,		    /* dirty buffers dropped: their owner died */
 	POOL_C_POOL_MAX,
 };
 
@@ -159,13 +183,15 @@ struct pool_header {
 	uint64_t off_fchains;
 	uint64_t off_chains;
 	uint64_t off_bufs;
+	uint64_t off_mrc;
+	uint64_t mrc_size;
 	uint64_t off_data;
 	uint64_t created_ns; /* CLOCK_REALTIME at creation */
 	uint32_t creator_pid;
 	uint32_t pad0;
 	char name[POOL_NAME_LEN]; /* shm name, NUL-terminated */
 	uint64_t geometry_sum;	  /* FNV-1a of every field above but magic */
-	uint8_t pad1[56];
+	uint8_t pad1[40];
 
 	/* Mutable. */
 	union pool_mutex files_lock; /* protects the file table, fchains, reserved */
@@ -181,7 +207,7 @@ struct pool_shard {
 	union pool_mutex lock; /* the shard lock, robust and process-shared */
 	uint32_t hand;	       /* lock: clock hand, 0..bufs_per_shard-1 */
 	uint32_t pad[15];
-	uint64_t c[POOL_C_POOL_MAX]; /* atomic counters for buckets of this shard */
+	uint64_t c[(POOL_C_POOL_MAX + 7) & ~7]; /* atomic counters for buckets of this shard */
 };
 
 enum pool_fslot_state {
@@ -207,8 +233,16 @@ struct pool_fslot {
 	uint64_t c[POOL_C_FILE_MAX]; /* atomic counters */
 	uint64_t wlease;	     /* atomic, I5: CLOCK_REALTIME ns until which writes are busy */
 	uint32_t wactive;	     /* atomic, I5: writes between begin and end */
+	uint32_t ndirty;	     /* atomic: dirty buffers (recomputed by pool_recount) */
 	char path[POOL_PATH_LEN];    /* files_lock, I6: tail of the path, NUL-terminated */
+	uint32_t pad;
+	uint64_t dsize;	   /* atomic, I8: end of deferred data (0: none), for stat in any mount */
+	int64_t dmtime_ns; /* atomic, I8: time of the last deferred write */
 };
+
+/* Descriptor flags. */
+#define POOL_BUF_F_DIRTY 0x01	   /* newer than SOURCE: never evicted, written back by owner */
+#define POOL_BUF_F_PREFETCHED 0x02 /* filled by read-ahead and not read since */
 
 enum pool_buf_state {
 	POOL_BUF_FREE = 0,
@@ -224,13 +258,21 @@ struct pool_buf {
 	uint32_t len;	 /* shard lock: valid bytes (< bucket_size at end of file) */
 	uint8_t state;	 /* shard lock: enum pool_buf_state */
 	uint8_t usage;	 /* atomic: clock counter, raised by hits, lowered by the hand */
-	uint16_t pad;
+	uint8_t flags;	 /* shard lock: POOL_BUF_F_* */
+	uint8_t pad;
+	/* Deferred write (I8): meaningful only with POOL_BUF_F_DIRTY. */
+	uint32_t owner;	   /* shard lock: pid of the daemon that will write it back */
+	uint32_t dirty_lo; /* shard lock: dirty bytes are [dirty_lo, dirty_hi) of the bucket */
+	uint32_t dirty_hi;
+	uint32_t pad2;
+	uint64_t dirty_ns; /* shard lock: CLOCK_REALTIME when it first became dirty */
+	uint64_t pad3;
 };
 
 _Static_assert(sizeof(struct pool_header) % 64 == 0, "header must be cache-line sized");
 _Static_assert(sizeof(struct pool_shard) % 64 == 0, "shard must be cache-line sized");
-_Static_assert(sizeof(struct pool_fslot) == 256, "file slot is 256 bytes");
-_Static_assert(sizeof(struct pool_buf) == 32, "descriptor is 32 bytes");
+_Static_assert(sizeof(struct pool_fslot) == 320, "file slot is 320 bytes");
+_Static_assert(sizeof(struct pool_buf) == 64, "descriptor is 64 bytes");
 _Static_assert(sizeof(pthread_mutex_t) <= 64, "mutex must fit its slot");
 
 #endif

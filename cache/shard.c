@@ -124,12 +124,17 @@ static void recount_locked(struct pool *pool, uint32_t *epoch, uint32_t *count)
 {
 	for (uint32_t f = 0; f < pool->nfiles; f++)
 		epoch[f] = pool_epoch_of(LOAD(&pool->files[f].residency));
+	for (uint32_t f = 0; f < pool->nfiles; f++)
+		STORE(&pool->files[f].ndirty, 0);
 	for (uint32_t i = 0; i < pool->nbufs; i++) {
 		const struct pool_buf *b = &pool->bufs[i];
 
 		if (b->state == POOL_BUF_VALID && b->file < pool->nfiles &&
 		    b->epoch == epoch[b->file])
 			count[b->file]++;
+		if (b->state == POOL_BUF_VALID && b->file < pool->nfiles &&
+		    (b->flags & POOL_BUF_F_DIRTY))
+			ADD(&pool->files[b->file].ndirty, 1);
 	}
 	for (uint32_t f = 0; f < pool->nfiles; f++) {
 		uint64_t *r = &pool->files[f].residency;

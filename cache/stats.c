@@ -26,10 +26,17 @@ static const char *const counter_names[POOL_C_POOL_MAX] = {
 	[POOL_C_GBUF_WRITE_IOS] = "global_buf_write_ios",
 	[POOL_C_LBUF_READ_IOS] = "local_buf_read_ios",
 	[POOL_C_LBUF_WRITE_IOS] = "local_buf_write_ios",
+	[POOL_C_DEFERRED_WRITES] = "deferred_writes",
+	[POOL_C_FLUSH_WRITES] = "flush_writes",
+	[POOL_C_FLUSH_ERRORS] = "flush_errors",
+	[POOL_C_RA_ISSUED] = "readahead_issued",
+	[POOL_C_RA_USED] = "readahead_used",
+	[POOL_C_RA_WASTED] = "readahead_wasted",
 	[POOL_C_EVICTIONS] = "evictions",
 	[POOL_C_FILL_DROPS] = "fill_drops",
 	[POOL_C_RECOVERIES] = "recoveries",
 	[POOL_C_INVALIDATIONS] = "invalidations",
+	[POOL_C_DIRTY_LOST] = "dirty_lost",
 };
 
 const char *pool_counter_name(enum pool_counter c)
@@ -52,6 +59,16 @@ void pool_count(struct pool_file *pf, uint64_t bucket, enum pool_counter c, uint
 	if (c < POOL_C_FILE_MAX)
 		ADD(&pool_fslot(pf)->c[c], n);
 	pool_count_shard(pool, pool_shard_of(pool, pf->slot, bucket), c, n);
+}
+
+void pool_count_file_slot(struct pool *pool, uint32_t slot, uint64_t bucket, enum pool_counter c,
+			  uint64_t n)
+{
+	if ((unsigned int)c >= POOL_C_POOL_MAX || pool->readonly || slot >= pool->nfiles)
+		return;
+	if (c < POOL_C_FILE_MAX)
+		ADD(&pool->files[slot].c[c], n);
+	pool_count_shard(pool, pool_shard_of(pool, slot, bucket), c, n);
 }
 
 /* Copy slot @f into @st; false if it is free or changed identity meanwhile. */
@@ -119,4 +136,16 @@ int pool_stats_get(struct pool *pool, struct pool_stats *st)
 		st->resident += (uint32_t)LOAD(&fs->residency);
 	}
 	return 0;
+}
+
+void *pool_mrc_region(struct pool *pool, size_t *size)
+{
+	*size = pool->mrc_size;
+	return pool->mrc_size ? pool->mrc : NULL;
+}
+
+void pool_file_slot(const struct pool_file *pf, uint32_t *slot, uint32_t *gen)
+{
+	*slot = pf->slot;
+	*gen = pf->idgen;
 }

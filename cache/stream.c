@@ -25,6 +25,7 @@ struct stream {
 	struct pool_file *pf;	    /* lock: replaced on -ESTALE */
 	struct local *lc;	    /* lock */
 	void *spare;		    /* lock: one bucket of scratch kept for reuse */
+	void *flushbuf;		    /* stream_flush()'s batch buffer, taken at first use */
 	struct pool_file **retired; /* lock: replaced handles other threads may hold */
 	unsigned int nretired;
 	pthread_mutex_t lock;
@@ -75,6 +76,7 @@ void stream_close(struct stream *st)
 	local_destroy(st->lc);
 	pthread_mutex_destroy(&st->lock);
 	free(st->spare);
+	free(st->flushbuf);
 	free(st->path);
 	free(st);
 }
@@ -314,4 +316,180 @@ int stream_invalidate(struct stream *st)
 	ret = pool_invalidate_file(st->pf);
 	pthread_mutex_unlock(&st->lock);
 	return ret;
+}
+
+/* Defer the bytes of one bucket: patch the cached copy, or read it first. */
+static ssize_t defer_bucket(struct stream *st, struct pool_file *pf, uint64_t bucket,
+			    const uint8_t *data, size_t boff, size_t n, stream_read_fn fn,
+			    void *arg, uint32_t owner, bool *foreign)
+{
+	struct pool_ticket t;
+	uint8_t *base = NULL;
+	ssize_t got = 0;
+	int ret = pool_defer(pf, bucket, boff, data, n, NULL, 0, 0, owner);
+
+	for (int tries = 0; ret == 0 || (ret == -EAGAIN && tries < 4); tries++) {
+		if (!base && !(base = scratch_get(st)))
+			return -ENOMEM;
+		ret = pool_ticket_get(pf, &t);
+		if (ret)
+			break;
+		got = fn(arg, base, st->bsize, bucket * st->bsize);
+		if (got < 0) {
+			ret = (int)got;
+			break;
+		}
+		pool_count(pf, bucket, POOL_C_BACKEND_READS, 1);
+		pool_count(pf, bucket, POOL_C_BACKEND_READ_BYTES, (uint64_t)got);
+		ret = pool_defer(pf, bucket, boff, data, n, base, (size_t)got, t.wseq, owner);
+	}
+	if (base)
+		scratch_put(st, base);
+	if (ret == 2)
+		*foreign = true;
+	return ret > 0 ? (ssize_t)n : ret == -EAGAIN ? -EAGAIN : ret;
+}
+
+ssize_t stream_write_defer(struct stream *st, const void *buf, size_t len, uint64_t off,
+			   stream_read_fn fn, void *arg, uint32_t owner, bool *foreign)
+{
+	uint64_t first = off / st->bsize, last = len ? (off + len - 1) / st->bsize : first;
+	const uint8_t *p = buf;
+	struct pool_file *pf;
+	size_t done = 0;
+	ssize_t ret = 0;
+
+	*foreign = false;
+	if (!len)
+		return 0;
+	pthread_mutex_lock(&st->lock);
+	for (uint64_t b = first; b <= last; b++)
+		local_invalidate(st->lc, b);
+	pf = st->pf;
+	ret = pool_write_begin_mode(pf, off, len, true);
+	pthread_mutex_unlock(&st->lock);
+	if (ret)
+		return ret == -ESTALE ? -EAGAIN : ret;
+	while (done < len && ret >= 0) {
+		uint64_t bucket = (off + done) / st->bsize;
+		size_t boff = (off + done) % st->bsize;
+		size_t n = len - done < st->bsize - boff ? len - done : st->bsize - boff;
+
+		ret = defer_bucket(st, pf, bucket, p + done, boff, n, fn, arg, owner, foreign);
+		if (ret >= 0)
+			done += n;
+	}
+	pool_write_end(pf);
+	if (ret == -ENOSPC || ret == -ESTALE)
+		ret = -EAGAIN;
+	if (ret < 0)
+		return ret;
+	pool_count(pf, first, POOL_C_DEFERRED_WRITES, 1);
+	return (ssize_t)len;
+}
+
+#define FLUSH_BATCH 64	       /* buckets per flush batch, at most */
+#define FLUSH_BYTES (1U << 20) /* bytes per flush batch, at most */
+
+/* Write one run of dirty bytes (@n buckets of @run, @len bytes at @start) with one call. */
+static int flush_run(struct pool_file *pf, const struct pool_dirty *run, int n, const uint8_t *p,
+		     uint64_t start, size_t len, uint32_t owner, stream_write_fn fn, void *arg)
+{
+	ssize_t w = fn(arg, p, len, start);
+
+	if (w < 0 || (size_t)w != len) {
+		pool_count(pf, run[0].bucket, POOL_C_FLUSH_ERRORS, 1);
+		return w < 0 ? (int)w : -EIO;
+	}
+	pool_count(pf, run[0].bucket, POOL_C_FLUSH_WRITES, 1);
+	pool_count(pf, run[0].bucket, POOL_C_BACKEND_WRITES, 1);
+	pool_count(pf, run[0].bucket, POOL_C_BACKEND_WRITE_BYTES, (uint64_t)len);
+	for (int i = 0; i < n; i++)
+		pool_dirty_clean(pf, &run[i], owner);
+	return 0;
+}
+
+/*
+ * One batch: bucket i's dirty bytes are copied to slot i of @buf at their
+ * offset in the bucket, so a run of buckets whose dirty bytes touch (one
+ * ends its bucket, the next starts at 0) is contiguous in @buf too and goes
+ * to SOURCE as one write.
+ */
+static int flush_batch(struct stream *st, struct pool_file *pf, struct pool_dirty *list, int n,
+		       uint8_t *buf, uint32_t owner, stream_write_fn fn, void *arg)
+{
+	int err = 0, run = -1;
+
+	for (int i = 0; i < n; i++)
+		if (pool_dirty_copy(pf, &list[i], owner, buf + (size_t)i * st->bsize) <= 0)
+			list[i].hi = list[i].lo = 0; /* cleaned meanwhile: skip */
+	for (int i = 0; i <= n && !err; i++) {
+		bool joins = run >= 0 && i < n && list[i].hi > list[i].lo &&
+			     list[i].bucket == list[i - 1].bucket + 1 &&
+			     list[i - 1].hi == st->bsize && list[i].lo == 0;
+
+		if (run >= 0 && !joins) {
+			uint8_t *p = buf + (size_t)run * st->bsize + list[run].lo;
+			size_t len =
+			    (size_t)(i - 1 - run) * st->bsize + list[i - 1].hi - list[run].lo;
+
+			err = flush_run(pf, &list[run], i - run, p,
+					list[run].bucket * st->bsize + list[run].lo, len, owner, fn,
+					arg);
+			run = -1;
+		}
+		if (run < 0 && i < n && list[i].hi > list[i].lo)
+			run = i;
+	}
+	return err;
+}
+
+int stream_flush(struct stream *st, uint32_t owner, uint64_t before_ns, stream_write_fn fn,
+		 void *arg)
+{
+	struct pool_dirty list[FLUSH_BATCH];
+	int batch = FLUSH_BYTES / st->bsize, n = 0, err = 0;
+	struct pool_file *pf;
+
+	batch = batch < 1 ? 1 : batch > FLUSH_BATCH ? FLUSH_BATCH : batch;
+	pthread_mutex_lock(&st->lock);
+	pf = st->pf;
+	if (!st->flushbuf && posix_memalign(&st->flushbuf, 4096, (size_t)batch * st->bsize))
+		st->flushbuf = NULL;
+	pthread_mutex_unlock(&st->lock);
+	if (!st->flushbuf)
+		return -ENOMEM;
+	/* Flushes of one stream are serialised by the caller (one flusher per file). */
+	/* Until nothing is left, or a batch fails (its buckets stay dirty for next
+	 * time); a bucket rewritten while on its way is written again, a few times
+	 * at most. */
+	for (int round = 0; !err && round < 16; round++) {
+		n = pool_dirty_list(pf, owner, before_ns, list, batch);
+		if (n <= 0)
+			break;
+		err = flush_batch(st, pf, list, n, st->flushbuf, owner, fn, arg);
+	}
+	return err ? err : n < 0 ? n : 0;
+}
+
+uint32_t stream_dirty(struct stream *st)
+{
+	struct pool_file *pf;
+
+	pthread_mutex_lock(&st->lock);
+	pf = st->pf;
+	pthread_mutex_unlock(&st->lock);
+	return pool_file_dirty(pf);
+}
+
+int stream_grown(struct stream *st, uint64_t off, uint64_t size)
+{
+	uint64_t bucket = off / st->bsize, start = bucket * st->bsize;
+	struct pool_file *pf;
+
+	pthread_mutex_lock(&st->lock);
+	local_invalidate(st->lc, bucket);
+	pf = st->pf;
+	pthread_mutex_unlock(&st->lock);
+	return size > start ? pool_bucket_grown(pf, bucket, size - start) : 0;
 }

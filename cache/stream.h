@@ -13,6 +13,7 @@
 #ifndef ACCELFS_CACHE_STREAM_H
 #define ACCELFS_CACHE_STREAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -60,6 +61,36 @@ int stream_revalidate(struct stream *st, const struct pool_file_id *id);
 
 /* The backing file changed behind our back: drop everything cached. */
 int stream_invalidate(struct stream *st);
+
+/* Write @len bytes at @off of the backing file; short only on error. */
+typedef ssize_t (*stream_write_fn)(void *arg, const void *buf, size_t len, uint64_t off);
+
+/*
+ * stream_write_defer - deferred write (pool_layout.h I8): put the bytes into
+ * dirty pool buffers owned by @owner instead of writing them to SOURCE.
+ * Buckets not cached are first read with @fn (read-modify-write). Returns
+ * @len; or -EAGAIN when the pool cannot take them (the caller flushes and
+ * writes through; bytes already deferred are then written twice, harmlessly);
+ * or -errno from @fn. *@foreign is set when some bytes landed in a bucket
+ * another daemon owns: the caller also writes them through.
+ */
+ssize_t stream_write_defer(struct stream *st, const void *buf, size_t len, uint64_t off,
+			   stream_read_fn fn, void *arg, uint32_t owner, bool *foreign);
+
+/*
+ * stream_flush - write @owner's dirty buckets of the file that became dirty
+ * before @before_ns (CLOCK_REALTIME; UINT64_MAX: all) to SOURCE with @fn,
+ * adjacent buckets merged into one write. Returns 0, or the first -errno
+ * (the failed buckets stay dirty and are written again next time).
+ */
+int stream_flush(struct stream *st, uint32_t owner, uint64_t before_ns, stream_write_fn fn,
+		 void *arg);
+
+/* The file grew to @size: the bucket holding @off, cached short, is stale (pool_bucket_grown). */
+int stream_grown(struct stream *st, uint64_t off, uint64_t size);
+
+/* Dirty buckets of the file in the pool (any owner). */
+uint32_t stream_dirty(struct stream *st);
 
 /* The pool handle, for statistics. */
 struct pool_file *stream_file(struct stream *st);

@@ -46,6 +46,12 @@ struct inode {
 	struct timespec stamp_mtime;
 	struct timespec stamp_ctime;
 	off_t stamp_size;
+
+	/* Deferred write (writeback.c): this daemon's dirty bytes of the file. */
+	pthread_mutex_t wb_lock; /* serialises flushes of the file */
+	uint64_t wb_size;	 /* atomic: end of deferred data past SOURCE's end, 0: none */
+	int64_t wb_mtime_ns;	 /* atomic: CLOCK_REALTIME of the last deferred write */
+	int wb_err;		 /* atomic: a failed flush's -errno, for the next fsync/close */
 };
 
 /* Open files and directories are listed so shutdown can free what the
@@ -65,6 +71,10 @@ struct open_file {
 	uint64_t known_size; /* size last seen (open or fstat); reads below it skip the EOF check */
 	struct pool_file_id id; /* identity and validator at open (or last revalidation) */
 	uint64_t next_check;	/* revalidate=S: CLOCK_MONOTONIC ns of the next check */
+	int flags;		/* open(2) flags */
+	bool defer;    /* writes may be deferred (deferred_write, not O_SYNC unless relaxed) */
+	bool relaxed;  /* sync=relaxed: fsync/O_SYNC mean "within flush_interval" */
+	bool deferred; /* atomic: this handle deferred a write (the flusher looks) */
 };
 
 struct dir_handle {
@@ -132,10 +142,28 @@ void cache_io_describe(char *buf, size_t len);
 int cache_io_open(struct open_file *of, const struct stat *st);
 void cache_io_close(struct open_file *of);
 ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off);
+struct pool *cache_io_pool(void);
 int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len);
 void cache_io_write_end(struct open_file *of, uint64_t off, ssize_t res);
 void cache_io_truncated(struct open_file *of, uint64_t size);
 int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode *, off_t));
+
+/* writeback.c: deferred write of small writes through the pool (see there) */
+void wb_open(struct open_file *of, int deferred_attr, int sync_attr);
+ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off);
+int wb_sync(struct open_file *of);
+void wb_last_close(struct open_file *of);
+int wb_flush_now(struct open_file *of);
+void wb_truncated(struct inode *n, uint64_t size);
+int wb_fsync_relaxed(struct open_file *of);
+void wb_fix_attr(struct inode *n, struct stat *st);
+uint64_t wb_size(struct inode *n);
+uint64_t wb_end(struct open_file *of);
+int wb_start(void);
+void wb_stop(void);
+void wb_flush_all(void);
+/* ops_file.c: call @fn for every open file, under the open file list lock */
+void ops_file_foreach(void (*fn)(struct open_file *of, void *arg), void *arg);
 
 /* bdi.c: raise the mount's read-ahead and dirty share (root only) */
 void bdi_tune(void);

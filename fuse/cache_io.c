@@ -130,19 +130,37 @@ static bool tuning_value(int fd, const char *name, uint32_t *out)
 	return true;
 }
 
-/* Quota and local buffer count; one flistxattr() when the file has no tuning. */
-static void file_tuning(int fd, uint32_t *quota, uint32_t *nlocal)
+/* A word attribute: 1 for @yes, 0 for @no, -1 when absent or anything else. */
+static int tuning_word(int fd, const char *name, const char *yes, const char *no)
+{
+	char buf[16];
+	ssize_t len = fgetxattr(fd, name, buf, sizeof(buf) - 1);
+
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	return !strcmp(buf, yes) ? 1 : !strcmp(buf, no) ? 0 : -1;
+}
+
+struct file_tuning {
+	uint32_t quota, nlocal;
+	int deferred, sync; /* see wb_open() */
+};
+
+/* Quota, local buffer count, write-back; one flistxattr() when the file has no tuning. */
+static void file_tuning(int fd, struct file_tuning *t)
 {
 	char names[1024];
 	ssize_t len = flistxattr(fd, names, sizeof(names));
 
-	*quota = 0;
-	*nlocal = accelfs.opts.local_buffers;
+	*t = (struct file_tuning){ 0, accelfs.opts.local_buffers, -1, -1 };
 	if (len <= 0 || !memmem(names, (size_t)len, "user.accelfs.", 13))
 		return;
-	tuning_value(fd, "user.accelfs.global_buffers", quota);
-	if (tuning_value(fd, "user.accelfs.local_buffers", nlocal) && *nlocal > 1024)
-		*nlocal = 1024;
+	tuning_value(fd, "user.accelfs.global_buffers", &t->quota);
+	if (tuning_value(fd, "user.accelfs.local_buffers", &t->nlocal) && t->nlocal > 1024)
+		t->nlocal = 1024;
+	t->deferred = tuning_word(fd, "user.accelfs.deferred_write", "on", "off");
+	t->sync = tuning_word(fd, "user.accelfs.sync", "relaxed", "strict");
 }
 
 static uint64_t now_ns(void)
@@ -175,7 +193,7 @@ static void open_direct(struct open_file *of)
 int cache_io_open(struct open_file *of, const struct stat *st)
 {
 	char proc[PROC_FD_LEN], path[POOL_PATH_LEN];
-	uint32_t quota, nlocal;
+	struct file_tuning t;
 	ssize_t len;
 	int ret;
 
@@ -185,10 +203,10 @@ int cache_io_open(struct open_file *of, const struct stat *st)
 		return 0;
 	file_id(st, &of->id);
 	of->known_size = of->id.size;
-	file_tuning(of->fd, &quota, &nlocal);
+	file_tuning(of->fd, &t);
 	len = readlink(proc_fd_path(of->fd, proc), path, sizeof(path) - 1);
 	path[len > 0 ? len : 0] = '\0';
-	ret = stream_open(pool, &of->id, path, quota, nlocal, &of->stream);
+	ret = stream_open(pool, &of->id, path, t.quota, t.nlocal, &of->stream);
 	if (ret) {
 		/* a full file table is no reason to fail an open: read through */
 		log_msg(LOG_DEBUG, "%s: not cached: %s", path, strerror(-ret));
@@ -197,7 +215,13 @@ int cache_io_open(struct open_file *of, const struct stat *st)
 	of->next_check = now_ns() + (uint64_t)(accelfs.opts.revalidate * 1e9);
 	if (of->stream && accelfs.opts.backend_direct)
 		open_direct(of);
+	wb_open(of, t.deferred, t.sync);
 	return 0;
+}
+
+struct pool *cache_io_pool(void)
+{
+	return pool;
 }
 
 void cache_io_close(struct open_file *of)
@@ -205,6 +229,9 @@ void cache_io_close(struct open_file *of)
 	struct pool_file_id id;
 	struct stat st;
 
+	/* Deferred bytes reach SOURCE before the handle goes (release, unmount). */
+	if (of->stream && __atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
+		wb_last_close(of);
 	/* Our writes kept the pool coherent: do not let the next open drop it all. */
 	if (of->stream && of->wrote && !fstat(of->fd, &st)) {
 		file_id(&st, &id);
@@ -243,6 +270,32 @@ static ssize_t read_backend(void *arg, void *buf, size_t len, uint64_t off)
 	return backend_pread(of->dfd >= 0 ? of->dfd : of->fd, buf, len, (off_t)off);
 }
 
+/*
+ * A short read below the end of deferred data: SOURCE ends earlier, and what
+ * lies between is holes (zeros) and dirty buckets (in the pool). Bucket by
+ * bucket: what the cache has, then zeros to the bucket's end.
+ */
+static ssize_t read_deferred_tail(struct open_file *of, void *buf, size_t size, off_t off,
+				  ssize_t n)
+{
+	uint64_t end = wb_end(of), bsize = pool_bucket_size(pool);
+	uint8_t *p = buf;
+
+	if (end > (uint64_t)off + size)
+		end = (uint64_t)off + size;
+	while ((uint64_t)off + (uint64_t)n < end) {
+		uint64_t pos = (uint64_t)off + (uint64_t)n;
+		uint64_t stop = (pos / bsize + 1) * bsize < end ? (pos / bsize + 1) * bsize : end;
+		ssize_t m = stream_read(of->stream, p + n, stop - pos, pos, read_backend, of);
+
+		if (m < 0)
+			return n ? n : m;
+		memset(p + n + m, 0, stop - pos - (uint64_t)m);
+		n += (ssize_t)(stop - pos);
+	}
+	return n;
+}
+
 ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)
 {
 	struct stat st;
@@ -255,27 +308,49 @@ ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)
 	 * nor a backend read, and must not count as a miss: one fstat decides,
 	 * and a file seen to have grown is not fstat'ed again below its size. */
 	if ((uint64_t)off >= of->known_size && !fstat(of->fd, &st)) {
+		wb_fix_attr(of->inode, &st); /* deferred bytes past SOURCE's end count */
 		if (off >= st.st_size)
 			return 0;
 		of->known_size = (uint64_t)st.st_size;
 	}
 	n = stream_read(of->stream, buf, size, (uint64_t)off, read_backend, of);
+	if (n >= 0 && (size_t)n < size && wb_end(of) > (uint64_t)off + (uint64_t)n)
+		return read_deferred_tail(of, buf, size, off, n);
 	/*
 	 * A short read claims end of file. If the file has grown since its last
 	 * bucket was cached (a write or fallocate past the old end, here or in
 	 * another mount), that bucket is stale: drop the file and read again.
 	 */
 	if (n >= 0 && (size_t)n < size && !fstat(of->fd, &st) && st.st_size > off + n) {
-		stream_invalidate(of->stream);
-		n = stream_read(of->stream, buf, size, (uint64_t)off, read_backend, of);
+		/* with deferred data the file cannot be dropped whole (I8): just
+		 * the short buckets, one at a time */
+		if (stream_invalidate(of->stream) == 0)
+			return stream_read(of->stream, buf, size, (uint64_t)off, read_backend, of);
+		for (int i = 0; i < 64 && (size_t)n < size && st.st_size > off + n; i++) {
+			ssize_t m;
+
+			if (stream_grown(of->stream, (uint64_t)(off + n), (uint64_t)st.st_size) <=
+			    0)
+				break;
+			m = stream_read(of->stream, (uint8_t *)buf + n, size - (size_t)n,
+					(uint64_t)(off + n), read_backend, of);
+			if (m < 0)
+				break;
+			n += m;
+		}
 	}
 	return n;
 }
 
 int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len)
 {
+	int ret;
+
 	if (!of->stream)
 		return 0;
+	/* our deferred bytes are older than this write: they go first (I8) */
+	if (wb_size(of->inode) && (ret = wb_flush_now(of)))
+		return ret;
 	of->wrote = true;
 	return stream_write_begin(of->stream, off, (size_t)len);
 }
@@ -317,6 +392,8 @@ int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode 
 			pool_invalidate_file(pf);
 		else
 			pool_truncate(pf, (uint64_t)size);
+		if (!ret)
+			wb_truncated(n, (uint64_t)size);
 		pool_write_end(pf);
 		/* the buffers now match the truncated file: keep them at next open */
 		if (!ret && !fstatat(n->fd, "", &st, AT_EMPTY_PATH)) {

@@ -45,6 +45,7 @@ void inode_table_destroy(void)
 			next = n->hnext;
 			close(n->fd);
 			pthread_mutex_destroy(&n->lock);
+			pthread_mutex_destroy(&n->wb_lock);
 			free(n);
 		}
 	}
@@ -54,6 +55,7 @@ void inode_table_destroy(void)
 		retired = n->hnext;
 		close(n->fd);
 		pthread_mutex_destroy(&n->lock);
+		pthread_mutex_destroy(&n->wb_lock);
 		free(n);
 	}
 	free(table);
@@ -130,6 +132,7 @@ static struct inode *inode_new(int fd, const struct stat *st)
 	n->ino = st->st_ino;
 	n->type = st->st_mode & S_IFMT;
 	pthread_mutex_init(&n->lock, NULL);
+	pthread_mutex_init(&n->wb_lock, NULL);
 	stamp_set(n, st);
 	return n;
 }
@@ -238,6 +241,7 @@ void inode_unref(struct inode *n, uint64_t count)
 	pthread_mutex_unlock(&table_lock);
 	close(n->fd);
 	pthread_mutex_destroy(&n->lock);
+	pthread_mutex_destroy(&n->wb_lock);
 	free(n);
 }
 

@@ -233,6 +233,7 @@ static void *shutdown_thread(void *arg)
 			log_msg(LOG_ERR, "syncfs %s: %s", accelfs.mountpoint_real, strerror(errno));
 		close(fd);
 	}
+	wb_flush_all(); /* what syncfs pushed into deferred buffers goes on to SOURCE */
 	fuse_session_exit(accelfs.se);
 	pthread_kill(main_thread, SIGUSR2);
 	return NULL;
@@ -355,7 +356,10 @@ static int run(void)
 		log_to_syslog();
 	if (start_shutdown_thread())
 		goto out_unmount;
+	if (wb_start()) /* after daemonising: the flusher's pid owns the dirty buffers */
+		log_msg(LOG_ERR, "cannot start the flusher: deferred writes wait for fsync/close");
 	ret = serve(accelfs.se) < 0 ? EXIT_RUNTIME : 0;
+	wb_stop();
 	log_msg(LOG_INFO, "unmounting %s", accelfs.mountpoint_real);
 out_unmount:
 	fuse_session_unmount(accelfs.se);

@@ -102,6 +102,8 @@ static void accel_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		ret = fstat(((struct open_file *)(uintptr_t)fi->fh)->fd, &st) ? -errno : 0;
 	else
 		ret = stat_inode(inode_get(ino), &st);
+	if (!ret)
+		wb_fix_attr(inode_get(ino), &st);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else

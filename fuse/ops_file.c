@@ -80,10 +80,14 @@ static void cache_policy(struct inode *n, const struct stat *st, struct fuse_fil
  * Backing open flags for the kernel's: with writeback caching the kernel may
  * read a page of a write-only file it partially writes, and computes append
  * offsets itself, so the backing file is opened read-write without O_APPEND.
+ * Deferred write needs to read what it patches: read-write too.
  */
 static int backing_flags(int flags)
 {
 	flags &= ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW);
+	/* deferred write reads a bucket before patching it (open_backing falls back) */
+	if (accelfs.opts.deferred_write && accelfs.opts.cache && (flags & O_ACCMODE) == O_WRONLY)
+		flags = (flags & ~O_ACCMODE) | O_RDWR;
 	if (accelfs.opts.writeback && accelfs.opts.kernel_cache != KERNEL_CACHE_NEVER &&
 	    !(flags & O_DIRECT)) {
 		if ((flags & O_ACCMODE) == O_WRONLY)
@@ -140,6 +144,7 @@ static int handle_new(struct inode *n, int fd, const struct stat *st, struct fus
 	}
 	of->fd = fd;
 	of->inode = n;
+	of->flags = fi->flags;
 	handle_list_add(&open_files, &of->link, &open_files_lock);
 	st = st ? st : &buf;
 	pthread_mutex_lock(&n->lock);
@@ -207,6 +212,9 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	struct inode *n = inode_get(ino);
 	struct stat st;
 
+	/* Deferred bytes first (nobody is left to hear of a failure: it is logged). */
+	if (__atomic_load_n(&fh->deferred, __ATOMIC_RELAXED))
+		wb_sync(fh);
 	/* What we leave in the kernel cache now matches the backing file. */
 	if (!fi->direct_io && !fstat(fh->fd, &st)) {
 		pthread_mutex_lock(&n->lock);
@@ -217,10 +225,32 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	fuse_reply_err(req, 0);
 }
 
+/* fsync is never deferred, unless the file's owner asked for sync=relaxed. */
 static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+	struct open_file *of = fh_of(fi);
+	int ret;
+
 	(void)ino;
-	fuse_reply_err(req, -backend_fsync(fh_of(fi)->fd, datasync));
+	if (of->relaxed) {
+		fuse_reply_err(req, -wb_fsync_relaxed(of));
+		return;
+	}
+	ret = wb_sync(of);
+	if (!ret)
+		ret = backend_fsync(of->fd, datasync);
+	fuse_reply_err(req, -ret);
+}
+
+/*
+ * close(2) of a handle: deferred bytes reach SOURCE now (close-to-open), and
+ * a failure of any earlier flush is the close's error. Registered only with
+ * deferred_write, since it costs every close a round trip.
+ */
+static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fuse_reply_err(req, -wb_sync(fh_of(fi)));
 }
 
 static void accel_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -272,13 +302,17 @@ static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 			    struct fuse_file_info *fi)
 {
 	struct open_file *of = fh_of(fi);
-	ssize_t n = cache_io_write_begin(of, (uint64_t)off, fuse_buf_size(in));
+	ssize_t n = wb_write(of, in, off);
 
 	(void)ino;
+	if (n >= 0 || n != -EAGAIN)
+		goto reply;
+	n = cache_io_write_begin(of, (uint64_t)off, fuse_buf_size(in));
 	if (n == 0) {
 		n = write_bufvec(of->fd, in, off);
 		cache_io_write_end(of, (uint64_t)off, n);
 	}
+reply:
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -309,10 +343,13 @@ static void accel_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_i
 {
 	struct open_file *out = fh_of(fi_out);
 	uint64_t start = (uint64_t)off_out;
-	ssize_t n = cache_io_write_begin(out, start, len);
+	/* SOURCE copies what it has: the input's deferred bytes go there first */
+	ssize_t n = wb_size(fh_of(fi_in)->inode) ? wb_flush_now(fh_of(fi_in)) : 0;
 
 	(void)ino_in;
 	(void)ino_out;
+	if (n == 0)
+		n = cache_io_write_begin(out, start, len);
 	if (n == 0) {
 		n = copy_file_range(fh_of(fi_in)->fd, &off_in, out->fd, &off_out, len,
 				    (unsigned int)flags);
@@ -329,9 +366,15 @@ static void accel_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_i
 static void accel_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 			struct fuse_file_info *fi)
 {
-	off_t res = lseek(fh_of(fi)->fd, off, whence);
+	off_t res;
 
 	(void)ino;
+	/* SEEK_DATA/SEEK_HOLE ask SOURCE where the data is: deferred bytes first */
+	if (wb_size(fh_of(fi)->inode) && (res = wb_flush_now(fh_of(fi)))) {
+		fuse_reply_err(req, (int)-res);
+		return;
+	}
+	res = lseek(fh_of(fi)->fd, off, whence);
 	if (res < 0)
 		fuse_reply_err(req, errno);
 	else
@@ -355,4 +398,14 @@ void ops_file_fill(struct fuse_lowlevel_ops *ops)
 	ops->fallocate = accel_fallocate;
 	ops->copy_file_range = accel_copy_file_range;
 	ops->lseek = accel_lseek;
+	if (accelfs.opts.deferred_write && accelfs.opts.cache)
+		ops->flush = accel_flush;
+}
+
+void ops_file_foreach(void (*fn)(struct open_file *of, void *arg), void *arg)
+{
+	pthread_mutex_lock(&open_files_lock);
+	for (struct handle_link *h = open_files.next; h && h != &open_files; h = h->next)
+		fn((struct open_file *)h, arg);
+	pthread_mutex_unlock(&open_files_lock);
 }

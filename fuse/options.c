@@ -165,6 +165,9 @@ static void defaults(struct accelfs_opts *o)
 	o->local_buffers = 2;
 	o->pool_mode = 0600;
 	o->pool_keep = true;
+	o->deferred_write = true;
+	o->flush_interval = 1.0;
+	o->readahead_max = 1 << 20;
 }
 
 static int append_mount_opt(struct accelfs_opts *o, const char *opt)
@@ -245,6 +248,26 @@ static int parse_cache_keyed(struct accelfs_opts *o, const char *key, const char
 			return bad_value(key, val, -EINVAL, "buffered or direct");
 		o->backend_direct = val[0] == 'd';
 		return 0;
+	}
+	if (!strcmp(key, "deferred_write")) {
+		ret = opts_parse_bool(val, &o->deferred_write);
+		return ret ? bad_value(key, val, ret, "on or off") : 0;
+	}
+	if (!strcmp(key, "flush_interval")) {
+		ret = opts_parse_seconds(val, &o->flush_interval);
+		if (!ret && (o->flush_interval < 0.01 || o->flush_interval > 3600))
+			ret = -ERANGE;
+		return ret ? bad_value(key, val, ret, "seconds from 0.01 to 3600") : 0;
+	}
+	if (!strcmp(key, "sync")) { /* "sync" alone is the kernel flag */
+		if (strcmp(val, "strict") && strcmp(val, "relaxed"))
+			return bad_value(key, val, -EINVAL, "strict or relaxed");
+		o->sync_relaxed = val[0] == 'r';
+		return 0;
+	}
+	if (!strcmp(key, "readahead_max")) {
+		ret = opts_parse_size(val, 0, 1ULL << 30, &o->readahead_max);
+		return ret ? bad_value(key, val, ret, "a size from 0 to 1G") : 0;
 	}
 	if (!strcmp(key, "revalidate")) {
 		ret = opts_parse_seconds(val, &o->revalidate);
@@ -455,6 +478,17 @@ void opts_print_help(const char *prog)
 	    "    attr_timeout=S         seconds attributes are cached (default: 1)\n"
 	    "    entry_timeout=S        seconds names are cached (default: 1)\n"
 	    "    negative_timeout=S     seconds a missing name is cached (default: 1)\n"
+	    "\n"
+	    "write-back and read-ahead options (-o; see accelfs(8) and docs/tuning.md):\n"
+	    "    deferred_write=on|off  keep small writes in dirty pool buffers and write\n"
+	    "                           them back as large I/Os (default: on)\n"
+	    "    flush_interval=S       longest wait of a deferred write, 0.01-3600 s\n"
+	    "                           (default: 1); also flushed at fsync and close\n"
+	    "    sync=strict|relaxed    relaxed: fsync and O_SYNC only mean \"on SOURCE\n"
+	    "                           within flush_interval\" -- opt-in, a crash may lose\n"
+	    "                           that much acknowledged data (default: strict)\n"
+	    "    readahead_max=SIZE     the daemon's read-ahead window limit, 0 = off\n"
+	    "                           (default: 1M)\n"
 	    "\n"
 	    "FUSE and mount options (-o):\n"
 	    "    allow_other            let other users use the mount (implies\n"

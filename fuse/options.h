@@ -57,6 +57,12 @@ struct accelfs_opts {
 	bool backend_direct;	     /* backend_io=direct: fill buffers with O_DIRECT reads */
 	bool pool_keep;		     /* keep the pool after unmount (KEEP) or remove it (FREE) */
 	double revalidate;	     /* seconds between checks of an open file; 0: at open only */
+
+	/* Deferred write and read-ahead (fuse/writeback.c, issue 4; docs/tuning.md). */
+	bool deferred_write;	/* small writes wait in dirty pool buffers */
+	double flush_interval;	/* seconds a deferred write may wait */
+	bool sync_relaxed;	/* fsync/O_SYNC mean "on SOURCE within flush_interval" */
+	uint64_t readahead_max; /* bytes the daemon prefetches ahead of a reader; 0: off */
 };
 
 #define OPTS_EXIT_OK 0	  /* --help/--version printed */

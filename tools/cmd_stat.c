@@ -52,6 +52,13 @@ static const struct {
 	{ POOL_C_FILL_DROPS, "fill_drops" },
 	{ POOL_C_INVALIDATIONS, "invalidations" },
 	{ POOL_C_RECOVERIES, "recoveries" },
+	{ POOL_C_DEFERRED_WRITES, "deferred_writes" },
+	{ POOL_C_FLUSH_WRITES, "flush_writes" },
+	{ POOL_C_FLUSH_ERRORS, "flush_errors" },
+	{ POOL_C_RA_ISSUED, "readahead_issued" },
+	{ POOL_C_RA_USED, "readahead_used" },
+	{ POOL_C_RA_WASTED, "readahead_wasted" },
+	{ POOL_C_DIRTY_LOST, "dirty_lost" },
 };
 
 #define N_KEYS (sizeof(counter_keys) / sizeof(counter_keys[0]))

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dirty.c - deferred write in the pool (RMS "deferred write", I8 of
+ * pool_layout.h): small writes change the cached bucket in place and mark it
+ * dirty, so every mount attached to the pool reads the new bytes at once,
+ * and the owner daemon writes each dirty bucket back to SOURCE as one I/O
+ * later (flush_interval, fsync, close, truncate, unmount).
+ *
+ * Nothing here does I/O: the caller reads a bucket's old content when asked
+ * (pool_defer returns 0) and writes what pool_dirty_copy() hands it. A dirty
+ * buffer is cleaned only if it did not change while its bytes were on their
+ * way to SOURCE (seq unchanged), so no write is ever lost to a race with
+ * the flusher.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "pool_i.h"
+
+/* Shard lock held: patch @len bytes at @boff into buffer @idx and make it dirty. */
+static void patch(struct pool *pool, struct pool_file *pf, uint32_t idx, size_t boff,
+		  const void *data, size_t len, uint32_t owner)
+{
+	struct pool_buf *b = &pool->bufs[idx];
+	uint8_t *d = pool_buf_data(pool, idx);
+	uint32_t seq = pool_buf_begin(b), blen = b->len;
+
+	if (boff > blen)
+		memset(d + blen, 0, boff - blen); /* a hole inside the bucket reads as zeros */
+	pool_copy(d + boff, data, len);
+	if (boff + len > blen)
+		STORE(&b->len, (uint32_t)(boff + len));
+	if (b->flags & POOL_BUF_F_DIRTY) {
+		if (boff < b->dirty_lo)
+			b->dirty_lo = (uint32_t)boff;
+		if (boff + len > b->dirty_hi)
+			b->dirty_hi = (uint32_t)(boff + len);
+	} else {
+		b->owner = owner;
+		b->dirty_lo = (uint32_t)boff;
+		b->dirty_hi = (uint32_t)(boff + len);
+		b->dirty_ns = pool_now_ns();
+		pool_fslot_dirty_add(pool_fslot(pf), +1);
+	}
+	STORE(&b->flags, (uint8_t)((b->flags & ~POOL_BUF_F_PREFETCHED) | POOL_BUF_F_DIRTY));
+	pool_buf_end(b, seq);
+}
+
+int pool_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *data, size_t len,
+	       const void *base, size_t baselen, uint64_t wseq, uint32_t owner)
+{
+	struct pool *pool = pf->pool;
+	struct pool_fslot *fs = pool_fslot(pf);
+	uint32_t s = pool_shard_of(pool, pf->slot, bucket), idx, epoch;
+	bool whole = boff == 0 && len == pool->bsize;
+	int ret = pool_file_check(pf);
+
+	if (ret)
+		return ret;
+	if (boff >= pool->bsize || len > pool->bsize - boff || !len || baselen > pool->bsize)
+		return -EINVAL;
+	if (pool_shard_lock(pool, s))
+		return -ENOTRECOVERABLE;
+	epoch = pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST));
+	idx = pool_buf_lookup(pool, s, pf->slot, epoch, bucket);
+	if (idx != POOL_NONE) {
+		ret = (pool->bufs[idx].flags & POOL_BUF_F_DIRTY) && pool->bufs[idx].owner != owner
+			  ? 2
+			  : 1;
+		patch(pool, pf, idx, boff, data, len, owner);
+	} else if (!base && !whole) {
+		ret = 0; /* the caller reads the bucket's current bytes and comes back */
+	} else if (base && __atomic_load_n(&fs->wseq, __ATOMIC_SEQ_CST) != wseq) {
+		ret = -EAGAIN; /* another write moved the file since @base was read */
+	} else if ((idx = pool_buf_victim(pool, s)) == POOL_NONE) {
+		ret = -ENOSPC; /* the shard is all dirty or pinned: write through */
+	} else {
+		pool_buf_install(pool, idx, pf, epoch, bucket, base ? base : data,
+				 base ? baselen : 0, 0);
+		patch(pool, pf, idx, boff, data, len, owner);
+		ret = 1;
+	}
+	pool_shard_unlock(pool, s);
+	return ret;
+}
+
+static int cmp_dirty(const void *a, const void *b)
+{
+	const struct pool_dirty *x = a, *y = b;
+
+	return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
+}
+
+int pool_dirty_list(struct pool_file *pf, uint32_t owner, uint64_t before_ns,
+		    struct pool_dirty *out, int max)
+{
+	struct pool *pool = pf->pool;
+	struct pool_fslot *fs = pool_fslot(pf);
+	uint32_t epoch;
+	int n = 0;
+
+	if (pool_file_check(pf))
+		return -ESTALE;
+	if (!LOAD(&fs->ndirty))
+		return 0;
+	epoch = pool_epoch_of(LOAD_ACQ(&fs->residency));
+	/* A racy scan: each candidate is checked again under its shard lock. */
+	for (uint32_t i = 0; i < pool->nbufs && n < max; i++) {
+		const struct pool_buf *b = &pool->bufs[i];
+
+		if (!(LOAD(&b->flags) & POOL_BUF_F_DIRTY) || LOAD(&b->file) != pf->slot ||
+		    LOAD(&b->epoch) != epoch || LOAD(&b->owner) != owner ||
+		    LOAD(&b->dirty_ns) > before_ns)
+			continue;
+		out[n++] = (struct pool_dirty){ .bucket = LOAD(&b->bucket) };
+	}
+	qsort(out, (size_t)n, sizeof(*out), cmp_dirty);
+	return n;
+}
+
+/* Shard lock held: the dirty buffer of @pf for @bucket owned by @owner, or POOL_NONE. */
+static uint32_t find_dirty(struct pool_file *pf, uint32_t s, uint64_t bucket, uint32_t owner)
+{
+	struct pool *pool = pf->pool;
+	uint32_t epoch = pool_epoch_of(LOAD_ACQ(&pool_fslot(pf)->residency));
+	uint32_t idx = pool_buf_lookup(pool, s, pf->slot, epoch, bucket);
+
+	if (idx == POOL_NONE || !(pool->bufs[idx].flags & POOL_BUF_F_DIRTY) ||
+	    pool->bufs[idx].owner != owner)
+		return POOL_NONE;
+	return idx;
+}
+
+ssize_t pool_dirty_copy(struct pool_file *pf, struct pool_dirty *d, uint32_t owner, void *buf)
+{
+	struct pool *pool = pf->pool;
+	uint32_t s = pool_shard_of(pool, pf->slot, d->bucket), idx;
+	ssize_t ret = 0;
+
+	if (pool_file_check(pf))
+		return -ESTALE;
+	if (pool_shard_lock(pool, s))
+		return -ENOTRECOVERABLE;
+	idx = find_dirty(pf, s, d->bucket, owner);
+	if (idx != POOL_NONE) {
+		struct pool_buf *b = &pool->bufs[idx];
+		uint32_t hi = b->dirty_hi < b->len ? b->dirty_hi : b->len;
+		uint32_t lo = b->dirty_lo < hi ? b->dirty_lo : hi;
+
+		d->lo = lo;
+		d->hi = hi;
+		d->seq = b->seq;
+		memcpy((uint8_t *)buf + lo, pool_buf_data(pool, idx) + lo, hi - lo);
+		ret = hi - lo;
+		if (!ret) { /* truncated away: nothing left to write */
+			uint32_t seq = pool_buf_begin(b);
+
+			b->flags &= (uint8_t)~POOL_BUF_F_DIRTY;
+			pool_fslot_dirty_add(pool_fslot(pf), -1);
+			pool_buf_end(b, seq);
+		}
+	}
+	pool_shard_unlock(pool, s);
+	return ret;
+}
+
+int pool_dirty_clean(struct pool_file *pf, const struct pool_dirty *d, uint32_t owner)
+{
+	struct pool *pool = pf->pool;
+	uint32_t s = pool_shard_of(pool, pf->slot, d->bucket), idx;
+	int ret = 0;
+
+	if (pool_file_check(pf))
+		return -ESTALE;
+	if (pool_shard_lock(pool, s))
+		return -ENOTRECOVERABLE;
+	idx = find_dirty(pf, s, d->bucket, owner);
+	if (idx != POOL_NONE && pool->bufs[idx].seq == d->seq) {
+		struct pool_buf *b = &pool->bufs[idx];
+		uint32_t seq = pool_buf_begin(b);
+
+		b->flags &= (uint8_t)~POOL_BUF_F_DIRTY;
+		pool_fslot_dirty_add(pool_fslot(pf), -1);
+		pool_buf_end(b, seq);
+		ret = 1;
+	}
+	pool_shard_unlock(pool, s);
+	return ret;
+}
+
+uint32_t pool_file_dirty(struct pool_file *pf)
+{
+	return pool_file_check(pf) ? 0 : LOAD(&pool_fslot(pf)->ndirty);
+}
+
+/* Is process @pid gone? (A pid reused since only delays the reaping.) */
+static bool owner_dead(uint32_t pid)
+{
+	return pid == 0 || (kill((pid_t)pid, 0) < 0 && errno == ESRCH);
+}
+
+int pool_reap_dead(struct pool *pool)
+{
+	uint32_t me = (uint32_t)getpid(), last_dead = 0, last_live = me;
+	int reaped = 0;
+
+	if (pool->readonly)
+		return -EROFS;
+	for (uint32_t i = 0; i < pool->nbufs; i++) {
+		struct pool_buf *b = &pool->bufs[i];
+		uint32_t owner = LOAD(&b->owner), s = i / pool->per_shard;
+
+		if (!(LOAD(&b->flags) & POOL_BUF_F_DIRTY) || owner == last_live)
+			continue;
+		if (owner != last_dead && !owner_dead(owner)) {
+			last_live = owner;
+			continue;
+		}
+		last_dead = owner;
+		if (pool_shard_lock(pool, s))
+			return -ENOTRECOVERABLE;
+		if (b->state == POOL_BUF_VALID && (b->flags & POOL_BUF_F_DIRTY) &&
+		    b->owner == owner) {
+			uint32_t file = b->file;
+			uint64_t bucket = b->bucket;
+
+			pool_buf_drop(pool, i);
+			pool_count_file_slot(pool, file, bucket, POOL_C_DIRTY_LOST, 1);
+			if (file < pool->nfiles && !LOAD(&pool->files[file].ndirty))
+				STORE(&pool->files[file].dsize, 0); /* SOURCE's size again */
+			reaped++;
+		}
+		pool_shard_unlock(pool, s);
+	}
+	return reaped;
+}
+
+void pool_file_deferred_set(struct pool_file *pf, uint64_t end, int64_t mtime_ns)
+{
+	struct pool_fslot *fs = pool_fslot(pf);
+	uint64_t cur;
+
+	if (pool_file_check(pf))
+		return;
+	STORE(&fs->dmtime_ns, mtime_ns);
+	cur = LOAD(&fs->dsize);
+	while (end > cur && !__atomic_compare_exchange_n(&fs->dsize, &cur, end, false,
+							 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
+
+void pool_file_deferred_clamp(struct pool_file *pf, uint64_t size)
+{
+	struct pool_fslot *fs = pool_fslot(pf);
+	uint64_t cur;
+
+	if (pool_file_check(pf))
+		return;
+	if (!LOAD(&fs->ndirty))
+		size = 0; /* nothing deferred any more: SOURCE's size is the truth */
+	cur = LOAD(&fs->dsize);
+	while (cur > size && !__atomic_compare_exchange_n(&fs->dsize, &cur, size, false,
+							  __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
+
+bool pool_file_deferred_peek(struct pool *pool, uint64_t dev, uint64_t ino, uint64_t *end,
+			     int64_t *mtime_ns)
+{
+	uint32_t f = pool_files_peek(pool, dev, ino);
+	const struct pool_fslot *fs;
+	uint32_t gen;
+
+	if (f == POOL_NONE)
+		return false;
+	fs = &pool->files[f];
+	gen = LOAD_ACQ(&fs->idgen);
+	*end = LOAD_ACQ(&fs->dsize);
+	*mtime_ns = LOAD(&fs->dmtime_ns);
+	POOL_FENCE(__ATOMIC_ACQUIRE);
+	/* the slot must still be that file (I6) */
+	return !(gen & 1) && LOAD(&fs->idgen) == gen && LOAD(&fs->dev) == dev &&
+	       LOAD(&fs->ino) == ino && *end;
+}
+
+int pool_dirty_discard(struct pool_file *pf, uint32_t owner)
+{
+	struct pool *pool = pf->pool;
+	struct pool_dirty d;
+	int n = 0;
+
+	while (pool_dirty_list(pf, owner, UINT64_MAX, &d, 1) == 1) {
+		uint32_t s = pool_shard_of(pool, pf->slot, d.bucket), idx;
+
+		if (pool_shard_lock(pool, s))
+			return -ENOTRECOVERABLE;
+		idx = find_dirty(pf, s, d.bucket, owner);
+		if (idx != POOL_NONE) {
+			pool_buf_drop(pool, idx);
+			pool_count(pf, d.bucket, POOL_C_DIRTY_LOST, 1);
+			n++;
+		}
+		pool_shard_unlock(pool, s);
+		if (idx == POOL_NONE)
+			break;
+	}
+	pool_file_deferred_clamp(pf, UINT64_MAX);
+	return n;
+}
+
+int pool_bucket_grown(struct pool_file *pf, uint64_t bucket, size_t len)
+{
+	struct pool *pool = pf->pool;
+	uint32_t s = pool_shard_of(pool, pf->slot, bucket), idx, epoch;
+	int ret = pool_file_check(pf);
+
+	if (ret)
+		return ret;
+	if (len > pool->bsize)
+		len = pool->bsize;
+	if (pool_shard_lock(pool, s))
+		return -ENOTRECOVERABLE;
+	epoch = pool_epoch_of(LOAD_ACQ(&pool_fslot(pf)->residency));
+	idx = pool_buf_lookup(pool, s, pf->slot, epoch, bucket);
+	if (idx != POOL_NONE && pool->bufs[idx].len < len) {
+		struct pool_buf *b = &pool->bufs[idx];
+
+		if (b->flags & POOL_BUF_F_DIRTY) { /* SOURCE has a hole there: zeros */
+			uint32_t seq = pool_buf_begin(b);
+
+			memset(pool_buf_data(pool, idx) + b->len, 0, len - b->len);
+			STORE(&b->len, (uint32_t)len);
+			pool_buf_end(b, seq);
+		} else {
+			pool_buf_drop(pool, idx); /* SOURCE has more: read it again */
+		}
+		ret = 1;
+	}
+	pool_shard_unlock(pool, s);
+	return ret;
+}

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: MIT
+/*
+ * writeback.c - deferred write (RMS "deferred write", packetized I/O).
+ *
+ * A small write (less than one bucket) of a file opened without O_SYNC does
+ * not go to SOURCE: its bytes go into the file's bucket in the shared pool,
+ * marked dirty and owned by this daemon (cache/dirty.c, I8 in
+ * pool_layout.h), so every mount on the pool reads them at once. Dirty
+ * buckets reach SOURCE as one write per run of buckets:
+ *   - after flush_interval (the flusher thread below),
+ *   - at fsync/fdatasync (strict) and at every close (FUSE flush), which
+ *     keeps close-to-open semantics,
+ *   - before a write that goes straight to SOURCE, a truncate, fallocate or
+ *     copy_file_range of the file, at release, at unmount and at SIGTERM.
+ * A flush that fails keeps the bytes dirty (they are written again next
+ * time), logs, counts, and hands the error to the next fsync or close of
+ * the file -- the page cache's contract, with the same window.
+ *
+ * sync=relaxed (per mount, or per file with user.accelfs.sync) turns fsync
+ * and O_SYNC into "on SOURCE within flush_interval": opt-in only, logged at
+ * open.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "accelfs_i.h"
+#include "stream.h"
+
+static uint32_t owner; /* our pid: the owner of our dirty buffers */
+static pthread_t flusher;
+static bool flusher_running;
+static pthread_mutex_t flusher_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flusher_cond = PTHREAD_COND_INITIALIZER;
+static bool flusher_stop;
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * @deferred_attr, @sync_attr: the file's user.accelfs.deferred_write and
+ * user.accelfs.sync (1 on / relaxed, 0 off / strict, -1 not set).
+ */
+void wb_open(struct open_file *of, int deferred_attr, int sync_attr)
+{
+	const struct accelfs_opts *o = &accelfs.opts;
+	bool on = deferred_attr < 0 ? o->deferred_write : deferred_attr == 1;
+	int fl = on && of->stream ? fcntl(of->fd, F_GETFL) : -1;
+
+	of->relaxed = sync_attr < 0 ? o->sync_relaxed : sync_attr == 1;
+	/* Read-modify-write needs a readable descriptor; an O_APPEND one writes
+	 * at SOURCE's end whatever the offset, so only SOURCE can place it. */
+	of->defer = fl >= 0 && (fl & O_ACCMODE) == O_RDWR && !(fl & O_APPEND) &&
+		    (!(of->flags & (O_SYNC | O_DSYNC)) || of->relaxed);
+	if (of->relaxed && (of->flags & O_ACCMODE) != O_RDONLY)
+		log_msg(LOG_NOTICE,
+			"inode %llu opened with sync=relaxed: fsync and O_SYNC mean \"on SOURCE "
+			"within %.2g s\"",
+			(unsigned long long)of->inode->ino, o->flush_interval);
+}
+
+static ssize_t backend_read_fn(void *arg, void *buf, size_t len, uint64_t off)
+{
+	struct open_file *of = arg;
+
+	return backend_pread(of->fd, buf, len, (off_t)off);
+}
+
+static ssize_t backend_write_fn(void *arg, const void *buf, size_t len, uint64_t off)
+{
+	struct open_file *of = arg;
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = backend_pwrite(of->fd, (const uint8_t *)buf + done, len - done,
+					   (off_t)(off + done));
+
+		if (n <= 0)
+			return n < 0 ? n : -EIO;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+uint64_t wb_size(struct inode *n)
+{
+	return __atomic_load_n(&n->wb_size, __ATOMIC_ACQUIRE);
+}
+
+/* The end of deferred data of the file @st is, ours or another mount's (0: none). */
+static uint64_t deferred_end(struct inode *n, const struct stat *st, int64_t *mt)
+{
+	uint64_t size = wb_size(n), shared = 0;
+	int64_t smt = 0;
+
+	*mt = __atomic_load_n(&n->wb_mtime_ns, __ATOMIC_RELAXED);
+	if (cache_io_pool() &&
+	    pool_file_deferred_peek(cache_io_pool(), st->st_dev, st->st_ino, &shared, &smt)) {
+		if (shared > size)
+			size = shared;
+		if (smt > *mt)
+			*mt = smt;
+	}
+	return size;
+}
+
+uint64_t wb_end(struct open_file *of)
+{
+	struct stat st = { .st_dev = (dev_t)of->id.dev, .st_ino = (ino_t)of->id.ino };
+	int64_t mt;
+
+	return deferred_end(of->inode, &st, &mt);
+}
+
+/* Deferred bytes make the file longer or newer than SOURCE says, in every mount. */
+void wb_fix_attr(struct inode *n, struct stat *st)
+{
+	int64_t mt;
+	uint64_t size;
+
+	if (!S_ISREG(st->st_mode) || !(size = deferred_end(n, st, &mt)))
+		return;
+	if (size > (uint64_t)st->st_size)
+		st->st_size = (off_t)size;
+	if (mt > (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec) {
+		st->st_mtim.tv_sec = mt / 1000000000;
+		st->st_mtim.tv_nsec = mt % 1000000000;
+		st->st_ctim = st->st_mtim;
+	}
+}
+
+ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
+{
+	size_t size = fuse_buf_size(in);
+	struct inode *n = of->inode;
+	const void *data;
+	bool foreign;
+	ssize_t ret;
+
+	/* only small writes: a bucket or more is a large I/O already */
+	if (!of->defer || !size || size >= pool_bucket_size(cache_io_pool()))
+		return -EAGAIN;
+	if (in->count - in->idx == 1 && !(in->buf[in->idx].flags & FUSE_BUF_IS_FD) && !in->off) {
+		data = in->buf[in->idx].mem;
+	} else {
+		struct fuse_bufvec out = FUSE_BUFVEC_INIT(size);
+		void *tmp = scratch_get(size);
+
+		out.buf[0].mem = tmp;
+		if (!tmp || fuse_buf_copy(&out, in, 0) != (ssize_t)size)
+			return -EAGAIN;
+		data = tmp;
+	}
+	ret = stream_write_defer(of->stream, data, size, (uint64_t)off, backend_read_fn, of, owner,
+				 &foreign);
+	if (ret < 0)
+		return ret == -EAGAIN ? -EAGAIN : ret;
+	__atomic_store_n(&of->deferred, true, __ATOMIC_RELAXED);
+	of->wrote = true; /* at close, the pool's copy matches SOURCE: revalidate, keep it */
+	__atomic_store_n(&n->wb_mtime_ns, (int64_t)realtime_ns(), __ATOMIC_RELAXED);
+	pool_file_deferred_set(stream_file(of->stream), (uint64_t)off + size,
+			       (int64_t)realtime_ns());
+	for (uint64_t end = (uint64_t)off + size, cur = wb_size(n); end > cur;)
+		if (__atomic_compare_exchange_n(&n->wb_size, &cur, end, false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED))
+			break;
+	/* Bytes in a bucket another daemon writes back: make them ours on SOURCE too. */
+	if (foreign && backend_write_fn(of, data, size, (uint64_t)off) < 0)
+		return -EIO;
+	return ret;
+}
+
+/* Write our dirty buckets of @of's file dirty since before @before (ns) to SOURCE. */
+static int flush(struct open_file *of, uint64_t before)
+{
+	struct inode *n = of->inode;
+	int ret;
+
+	if (!of->stream || !wb_size(n))
+		return 0;
+	pthread_mutex_lock(&n->wb_lock);
+	ret = stream_flush(of->stream, owner, before, backend_write_fn, of);
+	if (ret) {
+		int zero = 0;
+
+		if (__atomic_compare_exchange_n(&n->wb_err, &zero, ret, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			log_msg(LOG_ERR,
+				"inode %llu: deferred write failed: %s; kept, reported at next "
+				"fsync or close",
+				(unsigned long long)n->ino, strerror(-ret));
+	} else if (before == UINT64_MAX && !stream_dirty(of->stream)) {
+		__atomic_store_n(&n->wb_size, 0, __ATOMIC_RELEASE);
+		pool_file_deferred_clamp(stream_file(of->stream), UINT64_MAX);
+	}
+	pthread_mutex_unlock(&n->wb_lock);
+	return ret;
+}
+
+/* Before a write that goes around the pool: our older deferred bytes first. */
+int wb_flush_now(struct open_file *of)
+{
+	return flush(of, UINT64_MAX);
+}
+
+/* A truncate by path: deferred bytes past the new end are gone (pool_truncate). */
+void wb_truncated(struct inode *n, uint64_t size)
+{
+	uint64_t cur = wb_size(n);
+
+	while (cur > size && !__atomic_compare_exchange_n(&n->wb_size, &cur, size, false,
+							  __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
+
+/* Flush everything now; the result (or an earlier flush's error) is the caller's. */
+int wb_sync(struct open_file *of)
+{
+	int ret = flush(of, UINT64_MAX);
+	int err = __atomic_exchange_n(&of->inode->wb_err, 0, __ATOMIC_RELAXED);
+
+	/* a failure that this flush put right (space freed since) is not reported */
+	return ret ? ret : (wb_size(of->inode) ? err : 0);
+}
+
+/*
+ * The last handle of the file in this daemon goes: a flush that still fails
+ * leaves nobody to retry it. The close that preceded this already returned
+ * the error; the bytes are dropped from the pool (counted as dirty_lost,
+ * logged) so that no mount serves data SOURCE does not have.
+ */
+void wb_last_close(struct open_file *of)
+{
+	int ret = wb_sync(of);
+
+	if (ret && of->inode->opens == 0) {
+		int n = pool_dirty_discard(stream_file(of->stream), owner);
+
+		__atomic_store_n(&of->inode->wb_size, 0, __ATOMIC_RELEASE);
+		log_msg(LOG_ERR,
+			"inode %llu: %d deferred buffers could not be written (%s): dropped",
+			(unsigned long long)of->inode->ino, n, strerror(-ret));
+	}
+}
+
+/* fsync under sync=relaxed: nothing is written now; an earlier failure still is reported. */
+int wb_fsync_relaxed(struct open_file *of)
+{
+	return __atomic_exchange_n(&of->inode->wb_err, 0, __ATOMIC_RELAXED);
+}
+
+static void flush_old(struct open_file *of, void *arg)
+{
+	uint64_t before = *(uint64_t *)arg;
+
+	if (__atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
+		flush(of, before);
+}
+
+static void flush_every(struct open_file *of, void *arg)
+{
+	(void)arg;
+	if (__atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
+		flush(of, UINT64_MAX);
+}
+
+/* At unmount and SIGTERM: everything deferred goes to SOURCE. */
+void wb_flush_all(void)
+{
+	ops_file_foreach(flush_every, NULL);
+}
+
+/*
+ * The flusher wakes four times per flush_interval and writes what has waited
+ * longer than flush_interval, so nothing waits more than 1.25 intervals; it
+ * also drops dirty buffers left by daemons that died (pool_reap_dead).
+ */
+static void *flusher_main(void *arg)
+{
+	uint64_t period = (uint64_t)(accelfs.opts.flush_interval * 1e9 / 4);
+	unsigned int ticks = 0;
+
+	(void)arg;
+	pthread_mutex_lock(&flusher_lock);
+	while (!flusher_stop) {
+		struct timespec ts;
+		uint64_t before;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		before = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + period;
+		ts.tv_sec = (time_t)(before / 1000000000ULL);
+		ts.tv_nsec = (long)(before % 1000000000ULL);
+		pthread_cond_timedwait(&flusher_cond, &flusher_lock, &ts);
+		if (flusher_stop)
+			break;
+		pthread_mutex_unlock(&flusher_lock);
+		before = realtime_ns() - (uint64_t)(accelfs.opts.flush_interval * 1e9);
+		ops_file_foreach(flush_old, &before);
+		if (++ticks % 16 == 0 && cache_io_pool()) {
+			int lost = pool_reap_dead(cache_io_pool());
+
+			if (lost > 0)
+				log_msg(LOG_WARNING,
+					"dropped %d dirty buffers of a daemon that died before "
+					"writing them back",
+					lost);
+		}
+		pthread_mutex_lock(&flusher_lock);
+	}
+	pthread_mutex_unlock(&flusher_lock);
+	return NULL;
+}
+
+int wb_start(void)
+{
+	owner = (uint32_t)getpid();
+	if (!cache_io_pool() || !accelfs.opts.deferred_write)
+		return 0;
+	pool_reap_dead(cache_io_pool());
+	if (pthread_create(&flusher, NULL, flusher_main, NULL))
+		return -EAGAIN;
+	flusher_running = true;
+	return 0;
+}
+
+void wb_stop(void)
+{
+	if (!flusher_running)
+		return;
+	pthread_mutex_lock(&flusher_lock);
+	flusher_stop = true;
+	pthread_cond_signal(&flusher_cond);
+	pthread_mutex_unlock(&flusher_lock);
+	pthread_join(flusher, NULL);
+	flusher_running = false;
+}

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_dirty.c - deferred write in the pool (I8): small writes merge into
+ * dirty buckets that readers see at once; a flush writes each run of
+ * touching buckets as one I/O and the gaps between writes inside a bucket
+ * with it; dirty buckets are never evicted or invalidated; a failed flush
+ * keeps them dirty and reports the error; a bucket rewritten while its
+ * bytes are on their way stays dirty; a dead owner's buckets are reaped and
+ * counted. The "backend" is a memory array with a write log.
+ */
+#include <errno.h>
+#include <sys/wait.h>
+
+#include "cache_test.h"
+#include "stream.h"
+
+#define BS 4096U
+#define NBUFS 64U
+#define FILE_MAX (64U * BS)
+
+/* The backing file, in memory, with a log of the writes it received. */
+struct fake {
+	uint8_t data[FILE_MAX];
+	uint64_t size;
+	int nwrites, nreads;
+	uint64_t woff[64];
+	size_t wlen[64];
+	int fail_with;		 /* next writes fail with this -errno (0: succeed) */
+	struct stream *patch_st; /* if set: rewrite a byte during the next write */
+};
+
+static ssize_t fake_read(void *arg, void *buf, size_t len, uint64_t off)
+{
+	struct fake *f = arg;
+	size_t n = off >= f->size ? 0 : f->size - off < len ? f->size - off : len;
+
+	f->nreads++;
+	memcpy(buf, f->data + off, n);
+	return (ssize_t)n;
+}
+
+static ssize_t fake_write(void *arg, const void *buf, size_t len, uint64_t off)
+{
+	struct fake *f = arg;
+
+	if (f->fail_with)
+		return f->fail_with;
+	if (f->nwrites < 64) {
+		f->woff[f->nwrites] = off;
+		f->wlen[f->nwrites] = len;
+	}
+	f->nwrites++;
+	memcpy(f->data + off, buf, len);
+	if (off + len > f->size)
+		f->size = off + len;
+	if (f->patch_st) { /* a writer gets in while these bytes are on their way */
+		struct stream *st = f->patch_st;
+		bool foreign;
+
+		f->patch_st = NULL;
+		CU_ASSERT_EQUAL(stream_write_defer(st, "Z", 1, 5, fake_read, f, 1000, &foreign), 1);
+	}
+	return (ssize_t)len;
+}
+
+struct env {
+	const char *name;
+	struct pool *pool;
+	struct stream *st;
+	struct fake *f;
+};
+
+static void env_open(struct env *e, const char *tag, uint64_t size)
+{
+	struct pool_file_id id = ct_id(7, size);
+
+	e->name = ct_name(tag);
+	e->pool = ct_open(e->name, BS, NBUFS);
+	CU_ASSERT_FATAL(e->pool != NULL);
+	e->f = calloc(1, sizeof(*e->f));
+	CU_ASSERT_FATAL(e->f != NULL);
+	for (uint64_t i = 0; i < size; i++)
+		e->f->data[i] = (uint8_t)('a' + i % 26);
+	e->f->size = size;
+	CU_ASSERT_FATAL(stream_open(e->pool, &id, "f", 0, 0, &e->st) == 0);
+}
+
+static void env_close(struct env *e)
+{
+	stream_close(e->st);
+	pool_close(e->pool);
+	pool_unlink(e->name);
+	free(e->f);
+}
+
+static ssize_t dwrite(struct env *e, const char *s, uint64_t off, uint32_t owner)
+{
+	bool foreign;
+
+	return stream_write_defer(e->st, s, strlen(s), off, fake_read, e->f, owner, &foreign);
+}
+
+static void stat_of(struct env *e, struct pool_file_stats *fs)
+{
+	CU_ASSERT_FATAL(pool_file_stats(stream_file(e->st), fs) == 0);
+}
+
+/* 1000 records of 120 bytes: one backend read per new bucket, one write at the end. */
+static void test_records_coalesce(void)
+{
+	struct env e;
+	char rec[121];
+	uint8_t back[BS];
+	struct pool_file_stats fs;
+
+	env_open(&e, "dw-rec", 0);
+	for (int i = 0; i < 1000; i++) {
+		snprintf(rec, sizeof(rec), "%0119d\n", i);
+		CU_ASSERT_EQUAL_FATAL(dwrite(&e, rec, (uint64_t)i * 120, 1000), 120);
+	}
+	CU_ASSERT_EQUAL(e.f->size, 0); /* nothing on SOURCE yet */
+	/* readers see it at once, from the pool */
+	CU_ASSERT_EQUAL(stream_read(e.st, back, 120, 500 * 120, fake_read, e.f), 120);
+	CU_ASSERT(memcmp(back, "00000000000000000000", 20) == 0 && back[116] == '5');
+	CU_ASSERT_EQUAL(stream_dirty(e.st), (1000 * 120 + BS - 1) / BS);
+	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
+	CU_ASSERT_EQUAL(e.f->nwrites, 1); /* 30 touching buckets: one run, one write */
+	CU_ASSERT_EQUAL(e.f->size, 120000);
+	for (int i = 0; i < 1000; i += 97) {
+		snprintf(rec, sizeof(rec), "%0119d\n", i);
+		CU_ASSERT(memcmp(e.f->data + i * 120, rec, 120) == 0);
+	}
+	CU_ASSERT_EQUAL(stream_dirty(e.st), 0);
+	stat_of(&e, &fs);
+	CU_ASSERT_EQUAL(fs.c[POOL_C_DEFERRED_WRITES], 1000);
+	CU_ASSERT_EQUAL(fs.c[POOL_C_FLUSH_WRITES], 1);
+	CU_ASSERT(e.f->nreads <= 30); /* at most one read per new bucket */
+	env_close(&e);
+}
+
+/* Writes inside one cached bucket, apart and overlapping: one write covers them. */
+static void test_merge_within_bucket(void)
+{
+	struct env e;
+	uint8_t back[32];
+
+	env_open(&e, "dw-merge", 3 * BS);
+	CU_ASSERT_EQUAL(dwrite(&e, "AAAA", BS + 10, 1000), 4);
+	CU_ASSERT_EQUAL(e.f->nreads, 1); /* read-modify-write of bucket 1 */
+	CU_ASSERT_EQUAL(dwrite(&e, "BBBB", BS + 100, 1000), 4);
+	CU_ASSERT_EQUAL(dwrite(&e, "CC", BS + 12, 1000), 2); /* overlaps the first */
+	CU_ASSERT_EQUAL(e.f->nreads, 1);
+	CU_ASSERT_EQUAL(stream_read(e.st, back, 8, BS + 8, fake_read, e.f), 8);
+	CU_ASSERT(memcmp(back + 2, "AACC", 4) == 0);
+	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
+	CU_ASSERT_EQUAL(e.f->nwrites, 1);
+	CU_ASSERT_EQUAL(e.f->woff[0], BS + 10);
+	CU_ASSERT_EQUAL(e.f->wlen[0], 94); /* [10, 104): the gap goes along, it is known */
+	CU_ASSERT(memcmp(e.f->data + BS + 10, "AACC", 4) == 0);
+	CU_ASSERT(memcmp(e.f->data + BS + 100, "BBBB", 4) == 0);
+	CU_ASSERT_EQUAL(e.f->data[BS + 50], (uint8_t)('a' + (BS + 50) % 26));
+	env_close(&e);
+}
+
+/* Buckets that do not touch are separate writes; a hole in a bucket reads as zeros. */
+static void test_split_and_holes(void)
+{
+	struct env e;
+	uint8_t back[16];
+
+	env_open(&e, "dw-split", 0);
+	CU_ASSERT_EQUAL(dwrite(&e, "x", 0, 1000), 1);
+	CU_ASSERT_EQUAL(dwrite(&e, "y", 5 * BS + 7, 1000), 1);
+	CU_ASSERT_EQUAL(stream_read(e.st, back, 8, 5 * BS, fake_read, e.f), 8);
+	CU_ASSERT(memcmp(back, "\0\0\0\0\0\0\0y", 8) == 0);
+	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
+	CU_ASSERT_EQUAL(e.f->nwrites, 2);
+	CU_ASSERT_EQUAL(e.f->size, 5 * BS + 8);
+	env_close(&e);
+}
+
+/* Dirty buckets survive a scan of the whole pool and refuse invalidation. */
+static void test_never_evicted(void)
+{
+	struct env e;
+	struct pool_file_id other = ct_id(8, (uint64_t)4 * NBUFS * BS);
+	struct pool_file *pf;
+	uint8_t back[4];
+
+	env_open(&e, "dw-evict", 0);
+	CU_ASSERT_EQUAL(dwrite(&e, "keep", 3 * BS, 1000), 4);
+	CU_ASSERT_FATAL(pool_file_get(e.pool, &other, "other", 0, &pf) == 0);
+	for (uint32_t b = 0; b < 4 * NBUFS; b++)
+		ct_fill(pf, 8, b, 1, BS);
+	pool_file_put(pf);
+	CU_ASSERT_EQUAL(stream_read(e.st, back, 4, 3 * BS, fake_read, e.f), 4);
+	CU_ASSERT(memcmp(back, "keep", 4) == 0);
+	CU_ASSERT_EQUAL(pool_invalidate_file(stream_file(e.st)), -EBUSY);
+	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
+	CU_ASSERT(memcmp(e.f->data + 3 * BS, "keep", 4) == 0);
+	CU_ASSERT_EQUAL(pool_invalidate_file(stream_file(e.st)), 0);
+	env_close(&e);
+}
+
+/* A failed flush keeps the bytes dirty and says so; the next one writes them. */
+static void test_flush_error_kept(void)
+{
+	struct env e;
+	struct pool_file_stats fs;
+
+	env_open(&e, "dw-err", 0);
+	CU_ASSERT_EQUAL(dwrite(&e, "data", 0, 1000), 4);
+	e.f->fail_with = -ENOSPC;
+	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), -ENOSPC);
+	CU_ASSERT_EQUAL(stream_dirty(e.st), 1);
+	stat_of(&e, &fs);
+	CU_ASSERT_EQUAL(fs.c[POOL_C_FLUSH_ERRORS], 1);
+	e.f->fail_with = 0;
+	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
+	CU_ASSERT(memcmp(e.f->data, "data", 4) == 0);
+	CU_ASSERT_EQUAL(stream_dirty(e.st), 0);
+	env_close(&e);
+}
+
+/* Rewritten while on its way to SOURCE: stays dirty, and the next flush carries it. */
+static void test_rewrite_during_flush(void)
+{
+	struct env e;
+
+	env_open(&e, "dw-race", 0);
+	CU_ASSERT_EQUAL(dwrite(&e, "0123456789", 0, 1000), 10);
+	e.f->patch_st = e.st;
+	/* the flush loop writes again what changed meanwhile */
+	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
+	CU_ASSERT_EQUAL(e.f->nwrites, 2);
+	CU_ASSERT_EQUAL(e.f->data[5], 'Z');
+	CU_ASSERT_EQUAL(stream_dirty(e.st), 0);
+	env_close(&e);
+}
+
+/* Only buckets older than the cut-off go at a timed flush; truncation drops dirty bytes. */
+static void test_age_and_truncate(void)
+{
+	struct env e;
+
+	env_open(&e, "dw-age", 0);
+	CU_ASSERT_EQUAL(dwrite(&e, "old", 0, 1000), 3);
+	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, 0, fake_write, e.f), 0); /* none that old */
+	CU_ASSERT_EQUAL(e.f->nwrites, 0);
+	CU_ASSERT_EQUAL(dwrite(&e, "gone", 2 * BS, 1000), 4);
+	CU_ASSERT_EQUAL(pool_truncate(stream_file(e.st), BS), 0);
+	CU_ASSERT_EQUAL(stream_dirty(e.st), 1);
+	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
+	CU_ASSERT_EQUAL(e.f->nwrites, 1);
+	CU_ASSERT_EQUAL(e.f->size, 3);
+	env_close(&e);
+}
+
+/* Another daemon's dirty bucket: patched (reported), and only its owner flushes it. */
+static void test_foreign_owner(void)
+{
+	struct env e;
+	bool foreign = false;
+
+	env_open(&e, "dw-foreign", 0);
+	CU_ASSERT_EQUAL(dwrite(&e, "mine", 0, 1000), 4);
+	CU_ASSERT_EQUAL(stream_write_defer(e.st, "his", 3, 8, fake_read, e.f, 2000, &foreign), 3);
+	CU_ASSERT(foreign);
+	CU_ASSERT_EQUAL(stream_flush(e.st, 2000, UINT64_MAX, fake_write, e.f), 0);
+	CU_ASSERT_EQUAL(e.f->nwrites, 0);
+	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
+	CU_ASSERT_EQUAL(e.f->nwrites, 1);
+	CU_ASSERT(memcmp(e.f->data + 8, "his", 3) == 0);
+	env_close(&e);
+}
+
+/* A daemon killed with dirty buckets: they are dropped and counted, never served stale later. */
+static void test_reap_dead_owner(void)
+{
+	struct env e;
+	struct pool_stats ps;
+	uint8_t back[4];
+	pid_t child;
+	int status;
+
+	env_open(&e, "dw-reap", 0);
+	child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		bool foreign;
+
+		_exit(stream_write_defer(e.st, "lost", 4, 0, fake_read, e.f, (uint32_t)getpid(),
+					 &foreign) == 4
+			  ? 0
+			  : 1);
+	}
+	CU_ASSERT_FATAL(waitpid(child, &status, 0) == child);
+	CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CU_ASSERT_EQUAL(stream_dirty(e.st), 1);
+	CU_ASSERT_EQUAL(pool_reap_dead(e.pool), 1);
+	CU_ASSERT_EQUAL(stream_dirty(e.st), 0);
+	CU_ASSERT_EQUAL(stream_read(e.st, back, 4, 0, fake_read, e.f), 0); /* SOURCE is empty */
+	CU_ASSERT_FATAL(pool_stats_get(e.pool, &ps) == 0);
+	CU_ASSERT_EQUAL(ps.c[POOL_C_DIRTY_LOST], 1);
+	env_close(&e);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+
+	atexit(ct_cleanup);
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("dirty", NULL, NULL);
+	CU_add_test(s, "1000 records of 120 bytes: one write", test_records_coalesce);
+	CU_add_test(s, "writes inside a bucket merge", test_merge_within_bucket);
+	CU_add_test(s, "buckets apart split, holes are zeros", test_split_and_holes);
+	CU_add_test(s, "dirty buckets are never evicted", test_never_evicted);
+	CU_add_test(s, "a failed flush keeps the data", test_flush_error_kept);
+	CU_add_test(s, "rewritten during a flush stays dirty", test_rewrite_during_flush);
+	CU_add_test(s, "timed flush and truncation", test_age_and_truncate);
+	CU_add_test(s, "another owner's dirty bucket", test_foreign_owner);
+	CU_add_test(s, "a dead owner's buckets are reaped", test_reap_dead_owner);
+	return cunit_run();
+}

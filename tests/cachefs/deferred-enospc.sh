@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# deferred-enospc.sh: a deferred flush that fails is never dropped silently.
+# SOURCE is a tiny ext4 on a loop device, nearly full. Records written
+# through accelfs are accepted (they wait in the pool); close() returns
+# ENOSPC, the daemon logs it and counts flush_errors. Then, with space freed:
+# fsync reports an earlier failure once, and data written after it reaches
+# SOURCE intact.
+set -u
+. "$(dirname "$0")/lib.sh"
+cfs_init
+cfs_pool dwnospc
+command -v python3 >/dev/null || skip "python3 is needed to drive record I/O"
+command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 (e2fsprogs) is missing"
+[ -e /dev/loop-control ] || skip "no loop devices (/dev/loop-control missing)"
+
+LOOP=""
+loop_cleanup() {
+	local rc=$?
+	accel_umount "$ACCEL_TMP/m"
+	for p in $ACCEL_PIDS; do # the daemon holds SOURCE open until it exits
+		accel_wait_exit "$p" 5 || kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	mountpoint -q "$ACCEL_TMP/src" && umount "$ACCEL_TMP/src"
+	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
+	(exit $rc)
+	cfs_cleanup
+}
+trap loop_cleanup EXIT
+
+truncate -s 8M img
+mkfs.ext4 -q -F -m 0 -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 img || fail "mkfs.ext4"
+LOOP=$(losetup -f --show img) || skip "no free loop device"
+mount "$LOOP" src || fail "mount $LOOP"
+# leave ~64 KiB free: 200 KiB of records will not fit
+avail=$(($(stat -f -c '%a' src) * 4096))
+fallocate -l $((avail - 65536)) src/filler || fail "fallocate filler"
+sync
+
+mkdir m
+accel_mount "$PWD/src" "$PWD/m" -o "kernel_cache=never,pool=$POOL,flush_interval=60"
+pstat >p0
+python3 - m/R <<'PY' || fail "ENOSPC was not reported at close"
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+for i in range(1700):                   # 204,000 bytes, each write accepted
+    assert os.write(fd, b"%0119d\n" % i) == 120
+try:
+    os.close(fd)
+except OSError as e:
+    assert e.errno == errno.ENOSPC, f"close failed with {e}, want ENOSPC"
+    print("close: ENOSPC, as it must")
+    sys.exit(0)
+sys.exit("close succeeded although SOURCE had no room")
+PY
+pstat >p1
+[ "$(delta p0 p1 flush_errors)" -ge 1 ] || fail "flush_errors was not counted"
+grep -q "deferred write failed: No space left on device" "$ACCEL_LOG" ||
+	fail "the daemon did not log the failed flush: $(cat "$ACCEL_LOG")"
+
+# with room again, writes go through and a later fsync succeeds
+rm -f src/filler src/R
+python3 - m/S <<'PY' || fail "after freeing space, data did not reach SOURCE"
+import os, sys
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+for i in range(1700):
+    os.write(fd, b"%0119d\n" % i)
+os.fsync(fd)
+os.close(fd)
+PY
+python3 - src/S <<'PY' || fail "SOURCE has wrong data"
+import sys
+want = b"".join(b"%0119d\n" % i for i in range(1700))
+assert open(sys.argv[1], "rb").read() == want
+PY
+echo "PASS: ENOSPC of a deferred flush reported at close, logged, counted; nothing else lost"
