@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "local.h"
+#include "mrc.h"
 #include "probes.h"
 #include "stream.h"
 
@@ -26,6 +27,8 @@ struct stream {
 	struct local *lc;	    /* lock */
 	void *spare;		    /* lock: one bucket of scratch kept for reuse */
 	void *flushbuf;		    /* stream_flush()'s batch buffer, taken at first use */
+	void *mrc;		    /* the pool's miss-ratio curve region, or NULL */
+	size_t mrc_size;
 	struct pool_file **retired; /* lock: replaced handles other threads may hold */
 	unsigned int nretired;
 	pthread_mutex_t lock;
@@ -49,6 +52,7 @@ int stream_open(struct pool *pool, const struct pool_file_id *id, const char *pa
 	st->quota = quota;
 	st->id = *id;
 	st->path = path ? strdup(path) : NULL;
+	st->mrc = pool_mrc_region(pool, &st->mrc_size);
 	pthread_mutex_init(&st->lock, NULL);
 	ret = local_create(st->bsize, nlocal, &st->lc);
 	if (!ret)
@@ -218,6 +222,12 @@ static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t
 	ret = pool_ticket_get(st->pf, &t);
 	if (ret == -ESTALE && !(ret = reopen(st)))
 		ret = pool_ticket_get(st->pf, &t);
+	if (st->mrc) { /* every reference of the file, whatever level serves it */
+		uint32_t slot, gen;
+
+		pool_file_slot(st->pf, &slot, &gen);
+		mrc_access(st->mrc, st->mrc_size, slot, gen, bucket);
+	}
 	if (!ret)
 		ret = read_cached(st, &t, bucket, buf, off, len, &level);
 	pf = st->pf;
