@@ -29,7 +29,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,6 +79,16 @@ struct backlog {
 static void count(uint64_t *counter, uint64_t n)
 {
 	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
+}
+
+/* Other threads may be counting refusals meanwhile: no memset. */
+static void stats_reset(void)
+{
+	__atomic_store_n(&stats.submitted, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stats.completed, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stats.failed, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stats.dropped, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stats.batches, 0, __ATOMIC_RELAXED);
 }
 
 static uint64_t now_ns(void)
@@ -430,7 +439,7 @@ int prefetch_start(unsigned int depth, bool use_uring)
 	eng.efd = eventfd(0, EFD_CLOEXEC);
 	if (eng.efd < 0)
 		return -errno;
-	memset(&stats, 0, sizeof(stats));
+	stats_reset();
 	eng.depth = depth;
 	eng.capacity = depth * PREFETCH_QUEUE_FACTOR;
 	eng.use_uring = use_uring;

@@ -385,6 +385,44 @@ static void test_huge_count(void)
 			check_no_wrap(&w, 1, off + 4095);
 }
 
+/*
+ * Mixed runs of sequential, strided and random reads with random sizes:
+ * every window lies after the read that triggered it, within the maximum
+ * and within the offset space, and never repeats a bucket of the same run.
+ */
+static void test_mixed_invariants(void)
+{
+	struct ra_state ra = { 0 };
+	struct ra_window w;
+	uint64_t x = 99, off = 0, run_last = 0;
+	unsigned int windows = 0;
+
+	for (int run = 0; run < 2000; run++) {
+		int kind = (int)(lcg(&x) % 3), reads = 1 + (int)(lcg(&x) % 40);
+		uint32_t bs = 512u << (lcg(&x) % 5), max = (uint32_t)(lcg(&x) % 70);
+		uint64_t stride = bs * (2 + lcg(&x) % 5);
+		size_t len = 1 + lcg(&x) % (2 * bs);
+
+		off = lcg(&x) % (1ULL << 45);
+		run_last = 0;
+		for (int i = 0; i < reads; i++) {
+			uint64_t cur = (off + len - 1) / bs;
+
+			if (ra_on_read(&ra, off, len, bs, max, &w)) {
+				do {
+					CU_ASSERT(w.first > cur);
+					CU_ASSERT(w.count >= 1 && w.count <= max);
+					CU_ASSERT(i == 0 || w.first > run_last || run_last == 0);
+					run_last = w.first + w.count - 1;
+					windows++;
+				} while (ra_next(&ra, &w));
+			}
+			off += kind == 0 ? len : kind == 1 ? stride : lcg(&x) % (1ULL << 30);
+		}
+	}
+	CU_ASSERT(windows > 100);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -403,5 +441,6 @@ int main(void)
 	CU_add_test(s, "max 0 and bucket size 0 disable", test_disabled);
 	CU_add_test(s, "huge offsets do not overflow", test_huge_offsets);
 	CU_add_test(s, "window never past a huge count", test_huge_count);
+	CU_add_test(s, "mixed patterns keep the invariants", test_mixed_invariants);
 	return cunit_run();
 }
