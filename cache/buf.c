@@ -510,3 +510,21 @@ int pool_file_check(struct pool_file *pf)
 {
 	return file_check(pf);
 }
+
+bool pool_has(struct pool_file *pf, uint64_t bucket)
+{
+	struct pool *pool = pf->pool;
+	uint32_t s = pool_shard_of(pool, pf->slot, bucket);
+	uint32_t epoch = pool_epoch_of(LOAD_ACQ(&pool_fslot(pf)->residency));
+	uint32_t idx = LOAD_ACQ(pool_chain_of(pool, pf->slot, bucket));
+
+	/* a racy walk: a wrong answer costs one needless or one missing prefetch */
+	for (uint32_t steps = 0; idx != POOL_NONE && steps < pool->per_shard; steps++) {
+		if (!pool_buf_in_shard(pool, idx, s))
+			return false;
+		if (buf_matches(&pool->bufs[idx], pf->slot, epoch, bucket))
+			return true;
+		idx = LOAD(&pool->bufs[idx].next);
+	}
+	return false;
+}

@@ -406,3 +406,31 @@ bool pool_ticket_valid(struct pool_file *pf, const struct pool_ticket *t)
 	       __atomic_load_n(&fs->wseq, __ATOMIC_SEQ_CST) == t->wseq &&
 	       pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST)) == t->epoch;
 }
+
+int pool_file_dup(struct pool_file *pf, struct pool_file **out)
+{
+	struct pool *pool = pf->pool;
+	struct pool_file *dup = calloc(1, sizeof(*dup));
+	int ret;
+
+	if (!dup)
+		return -ENOMEM;
+	ret = pool_files_lock(pool);
+	if (!ret) {
+		struct pool_fslot *fs = pool_fslot(pf);
+
+		if (fs->idgen != pf->idgen) {
+			ret = -ESTALE;
+		} else {
+			STORE(&fs->opens, fs->opens + 1);
+			*dup = *pf;
+		}
+		pool_files_unlock(pool);
+	}
+	if (ret) {
+		free(dup);
+		return ret;
+	}
+	*out = dup;
+	return 0;
+}

@@ -115,6 +115,12 @@ int pool_file_get(struct pool *pool, const struct pool_file_id *id, const char *
 /* Close a handle from pool_file_get(). Cached data stays. */
 void pool_file_put(struct pool_file *pf);
 
+/* A second handle on the same file (read-ahead in flight outlives the stream's). */
+int pool_file_dup(struct pool_file *pf, struct pool_file **out);
+
+/* Is the bucket cached now? Lock-free, may be wrong by a moment; counts nothing. */
+bool pool_has(struct pool_file *pf, uint64_t bucket);
+
 /* Set the quota (buffers) exactly, lowering included. Returns granted quota. */
 int pool_file_set_quota(struct pool_file *pf, uint32_t quota);
 

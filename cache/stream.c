@@ -18,16 +18,18 @@
 
 #include "local.h"
 #include "mrc.h"
+#include "readahead.h"
 #include "probes.h"
 #include "stream.h"
 
 struct stream {
 	struct pool *pool;
-	struct pool_file *pf;	    /* lock: replaced on -ESTALE */
-	struct local *lc;	    /* lock */
-	void *spare;		    /* lock: one bucket of scratch kept for reuse */
-	void *flushbuf;		    /* stream_flush()'s batch buffer, taken at first use */
-	void *mrc;		    /* the pool's miss-ratio curve region, or NULL */
+	struct pool_file *pf; /* lock: replaced on -ESTALE */
+	struct local *lc;     /* lock */
+	void *spare;	      /* lock: one bucket of scratch kept for reuse */
+	void *flushbuf;	      /* stream_flush()'s batch buffer, taken at first use */
+	struct ra_state ra;   /* lock: the reader's access pattern (read-ahead) */
+	void *mrc;	      /* the pool's miss-ratio curve region, or NULL */
 	size_t mrc_size;
 	struct pool_file **retired; /* lock: replaced handles other threads may hold */
 	unsigned int nretired;
@@ -402,11 +404,13 @@ ssize_t stream_write_defer(struct stream *st, const void *buf, size_t len, uint6
 #define FLUSH_BYTES (1U << 20) /* bytes per flush batch, at most */
 
 /* Write one run of dirty bytes (@n buckets of @run, @len bytes at @start) with one call. */
-static int flush_run(struct pool_file *pf, const struct pool_dirty *run, int n, const uint8_t *p,
-		     uint64_t start, size_t len, uint32_t owner, stream_write_fn fn, void *arg)
+static int flush_run(struct stream *st, struct pool_file *pf, const struct pool_dirty *run, int n,
+		     const uint8_t *p, uint64_t start, size_t len, uint32_t owner,
+		     stream_write_fn fn, void *arg)
 {
 	ssize_t w = fn(arg, p, len, start);
 
+	ACCEL_PROBE4(deferred_flush, st->id.ino, start, (uint64_t)len, (int64_t)w);
 	if (w < 0 || (size_t)w != len) {
 		pool_count(pf, run[0].bucket, POOL_C_FLUSH_ERRORS, 1);
 		return w < 0 ? (int)w : -EIO;
@@ -443,7 +447,7 @@ static int flush_batch(struct stream *st, struct pool_file *pf, struct pool_dirt
 			size_t len =
 			    (size_t)(i - 1 - run) * st->bsize + list[i - 1].hi - list[run].lo;
 
-			err = flush_run(pf, &list[run], i - run, p,
+			err = flush_run(st, pf, &list[run], i - run, p,
 					list[run].bucket * st->bsize + list[run].lo, len, owner, fn,
 					arg);
 			run = -1;
@@ -502,4 +506,63 @@ int stream_grown(struct stream *st, uint64_t off, uint64_t size)
 	pf = st->pf;
 	pthread_mutex_unlock(&st->lock);
 	return size > start ? pool_bucket_grown(pf, bucket, size - start) : 0;
+}
+
+int stream_readahead(struct stream *st, uint64_t off, size_t len, uint64_t max_bytes, uint64_t size,
+		     struct stream_ra *out, int max)
+{
+	uint32_t max_buckets =
+	    (uint32_t)(max_bytes / st->bsize < UINT32_MAX ? max_bytes / st->bsize : UINT32_MAX);
+	uint64_t last = size ? (size - 1) / st->bsize : 0;
+	struct ra_window w;
+	struct pool_file *pf;
+	int n = 0;
+	bool more;
+
+	if (!size)
+		return 0;
+	pthread_mutex_lock(&st->lock);
+	pf = st->pf;
+	for (more = ra_on_read(&st->ra, off, len, st->bsize, max_buckets, &w); more && n < max;
+	     more = ra_next(&st->ra, &w)) {
+		uint64_t b = w.first, end = w.first + w.count;
+
+		if (end > last + 1)
+			end = last + 1;
+		/* one read per run of buckets the pool does not have yet */
+		while (b < end && n < max) {
+			uint64_t e;
+
+			while (b < end && pool_has(pf, b))
+				b++;
+			for (e = b; e < end && !pool_has(pf, e); e++)
+				;
+			if (e > b) {
+				out[n++] =
+				    (struct stream_ra){ .first = b, .count = (uint32_t)(e - b) };
+				ACCEL_PROBE3(readahead_plan, st->id.ino, b, e - b);
+			}
+			b = e;
+		}
+	}
+	pthread_mutex_unlock(&st->lock);
+	return n;
+}
+
+int stream_prefetched(struct pool_file *pf, const struct pool_ticket *t, uint64_t first,
+		      const void *data, size_t len, uint32_t bsize)
+{
+	const uint8_t *p = data;
+	int filled = 0;
+
+	pool_count(pf, first, POOL_C_BACKEND_READS, 1); /* one backend read for the run */
+	pool_count(pf, first, POOL_C_BACKEND_READ_BYTES, len);
+
+	for (size_t done = 0; done < len; done += bsize, first++) {
+		size_t n = len - done < bsize ? len - done : bsize;
+
+		if (pool_fill_flags(pf, t, first, p + done, n, true) == 1)
+			filled++;
+	}
+	return filled;
 }

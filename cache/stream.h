@@ -89,6 +89,30 @@ int stream_flush(struct stream *st, uint32_t owner, uint64_t before_ns, stream_w
 /* The file grew to @size: the bucket holding @off, cached short, is stale (pool_bucket_grown). */
 int stream_grown(struct stream *st, uint64_t off, uint64_t size);
 
+/* A run of buckets worth reading ahead. */
+struct stream_ra {
+	uint64_t first;
+	uint32_t count;
+};
+
+/*
+ * stream_readahead - after a read of @len bytes at @off of a file @size
+ * bytes long, the runs of buckets to prefetch now (adaptive: cache/readahead.h
+ * grows the window up to @max_bytes while the pattern holds), without the
+ * buckets the pool already has. Returns how many runs were put in @out.
+ */
+int stream_readahead(struct stream *st, uint64_t off, size_t len, uint64_t max_bytes, uint64_t size,
+		     struct stream_ra *out, int max);
+
+/*
+ * stream_prefetched - the read of a run came back: put its @len bytes from
+ * bucket @first on into the pool as prefetched buckets under ticket @t
+ * (taken before the read, so a write in between refuses them). Any thread;
+ * @pf from pool_file_dup(). Returns the buckets filled.
+ */
+int stream_prefetched(struct pool_file *pf, const struct pool_ticket *t, uint64_t first,
+		      const void *data, size_t len, uint32_t bsize);
+
 /* Dirty buckets of the file in the pool (any owner). */
 uint32_t stream_dirty(struct stream *st);
 

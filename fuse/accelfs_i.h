@@ -162,6 +162,10 @@ uint64_t wb_end(struct open_file *of);
 int wb_start(void);
 void wb_stop(void);
 void wb_flush_all(void);
+/* readahead_io.c: adaptive read-ahead into the pool (see there) */
+int ra_start(void);
+void ra_stop(void);
+void cache_io_readahead(struct open_file *of, uint64_t off, size_t len);
 /* ops_file.c: call @fn for every open file, under the open file list lock */
 void ops_file_foreach(void (*fn)(struct open_file *of, void *arg), void *arg);
 

@@ -314,6 +314,8 @@ ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)
 		of->known_size = (uint64_t)st.st_size;
 	}
 	n = stream_read(of->stream, buf, size, (uint64_t)off, read_backend, of);
+	if (n > 0)
+		cache_io_readahead(of, (uint64_t)off, (size_t)n);
 	if (n >= 0 && (size_t)n < size && wb_end(of) > (uint64_t)off + (uint64_t)n)
 		return read_deferred_tail(of, buf, size, off, n);
 	/*

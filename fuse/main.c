@@ -358,7 +358,10 @@ static int run(void)
 		goto out_unmount;
 	if (wb_start()) /* after daemonising: the flusher's pid owns the dirty buffers */
 		log_msg(LOG_ERR, "cannot start the flusher: deferred writes wait for fsync/close");
+	if (ra_start())
+		log_msg(LOG_WARNING, "cannot start the prefetch engine: no read-ahead");
 	ret = serve(accelfs.se) < 0 ? EXIT_RUNTIME : 0;
+	ra_stop();
 	wb_stop();
 	log_msg(LOG_INFO, "unmounting %s", accelfs.mountpoint_real);
 out_unmount:

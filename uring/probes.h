@@ -53,7 +53,9 @@
 	X(file_open)        \
 	X(file_close)       \
 	X(prefetch_submit)  \
-	X(prefetch_complete)
+	X(prefetch_complete) \
+	X(readahead_plan)   \
+	X(deferred_flush)
 
 #ifdef ACCEL_HAVE_SDT
 #define ACCEL_PROBE_EXTERN(name) extern unsigned short ACCEL_PROBE_SEMAPHORE(name);

@@ -10,7 +10,8 @@ set -u
 cfs_init
 cfs_pool pollution
 pool_size=$((8 << 20))
-opts="kernel_cache=never,pool=$POOL,global_cache=8M,bucket_size=64K"
+# readahead_max=0: the counts below are one backend read per bucket read
+opts="kernel_cache=never,pool=$POOL,global_cache=8M,bucket_size=64K,readahead_max=0"
 mkdir m
 "$CFSIO" gen src/H $((pool_size / 4)) || fail "cannot create src/H"
 "$CFSIO" gen src/U $((pool_size / 8)) || fail "cannot create src/U"

@@ -9,7 +9,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cfs_init
 cfs_pool share
-opts="kernel_cache=never,pool=$POOL,global_cache=16M,bucket_size=64K"
+# readahead_max=0: the first read must cost exactly one backend read per bucket
+opts="kernel_cache=never,pool=$POOL,global_cache=16M,bucket_size=64K,readahead_max=0"
 mkdir src/sub mA mB mC
 size=$(((3 << 20) + 1234))
 "$CFSIO" gen src/F $size || fail "cannot create src/F"
