@@ -31,6 +31,7 @@ static const struct accel_cmd commands[] = {
 	{ "pool", "show, list or remove (--reset) global buffer pools", cmd_pool },
 	{ "trace", "bpftrace scripts on the running daemons (cache-stats...)", cmd_trace },
 	{ "sysgen", "check (--apply: raise) the kernel limits accelfs needs", cmd_sysgen },
+	{ "report", "usage, miss-ratio curves and suggested tuning (--apply: set it)", cmd_report },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

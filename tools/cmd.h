@@ -26,6 +26,7 @@ int cmd_pool(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_sysgen(int argc, char **argv);
 int cmd_warm(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* Open @path for reading without updating its atime where we may. -errno. */
 int cmd_open_source(const char *path, int flags);

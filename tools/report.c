@@ -72,6 +72,16 @@ uint64_t report_knee(const struct mrc_curve *c, uint64_t cap)
 	return top;
 }
 
+/* What @s buffers of quota add to what file @a already gets (its base, or
+ * what its local buffers give, whichever is more). */
+static double gain_at(const struct report_alloc *a, uint64_t s)
+{
+	double local = mrc_curve_hit(a->curve, REPORT_LOCAL_DEFAULT);
+	double h = mrc_curve_hit(a->curve, s) - (a->base > local ? a->base : local);
+
+	return s <= REPORT_LOCAL_DEFAULT || h < 0 ? 0 : h;
+}
+
 /* A file's candidate sizes up to its cap (the cap itself last) and the hit
  * fraction at each, computed once. */
 struct grid {
@@ -95,11 +105,11 @@ static int grid_make(const struct report_alloc *a, struct grid *g)
 	g->hit[g->n++] = 0;
 	for (uint64_t s = 1; s < a->cap; s = next_size(s)) {
 		g->size[g->n] = s;
-		g->hit[g->n++] = global_hit(a->curve, s);
+		g->hit[g->n++] = gain_at(a, s);
 	}
 	if (a->cap) {
 		g->size[g->n] = a->cap;
-		g->hit[g->n++] = global_hit(a->curve, a->cap);
+		g->hit[g->n++] = gain_at(a, a->cap);
 	}
 	return 0;
 }
@@ -120,7 +130,7 @@ static double best_step(const struct report_alloc *a, const struct grid *g, uint
 		}
 	}
 	if (last > cur) {
-		d = a->weight * (global_hit(a->curve, last) - g->hit[g->at]) / (double)(last - cur);
+		d = a->weight * (gain_at(a, last) - g->hit[g->at]) / (double)(last - cur);
 		if (d > best) {
 			best = d;
 			*to = last;
@@ -136,7 +146,7 @@ static void grid_move(struct grid *g, const struct report_alloc *a, uint64_t s)
 		g->at++;
 	if (g->size[g->at] != s) { /* off the grid: make the current point s */
 		g->size[g->at] = s;
-		g->hit[g->at] = global_hit(a->curve, s);
+		g->hit[g->at] = gain_at(a, s);
 	}
 }
 
@@ -224,7 +234,7 @@ struct report_verdict report_defrag(uint64_t extents, uint64_t ideal, double sco
 {
 	if (extents <= ideal || extents < 2)
 		return (struct report_verdict){ false, true, "contiguous (ideal layout)" };
-	if (score < REPORT_DEFRAG_SCORE)
+	if (score < REPORT_DEFRAG_SCORE || extents < ideal + REPORT_DEFRAG_EXTRA)
 		return (struct report_verdict){ false, true, "a few extents more than ideal" };
 	return (struct report_verdict){ true, true, "at least twice the extents needed" };
 }

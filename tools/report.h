@@ -28,6 +28,7 @@
 #define REPORT_LOCAL_MAX 16	 /* local buffers considered: 2, 4, 8, 16 */
 #define REPORT_LOCAL_GAIN 0.02	 /* local buffers: stop when more gains less than 2 points */
 #define REPORT_DEFRAG_SCORE 50.0 /* fragmentation score (fiemap.h) worth a defrag */
+#define REPORT_DEFRAG_EXTRA 4	 /* ... with at least this many extents more than ideal */
 #define REPORT_MIN_ACCESSES 64	 /* fewer sampled lookups: no curve-based advice */
 
 /*
@@ -51,13 +52,16 @@ struct report_alloc {
 	const struct mrc_curve *curve; /* NULL: the file takes no part */
 	double weight;		       /* lookups per unit time (or in total) */
 	uint64_t cap;		       /* at most this many buffers (the knee) */
+	double base;		       /* hit fraction (local + global) it gets now, 0..1 */
 	uint64_t buffers;	       /* out: buffers given */
 };
 
 /*
  * report_split - share @budget buffers among @n files by marginal gain (see
  * above). Each file ends with 0 or one of its candidate sizes up to its cap.
- * A file's gain from global buffers counts only reuse farther than the
+ * A file's gain from N global buffers is the hits its curve gives at N beyond
+ * @base, what it already gets from sharing the pool (a hot file keeps its
+ * buffers without a quota), counting only reuse farther than the
  * REPORT_LOCAL_DEFAULT local buffers reach. Returns the buffers given in
  * total (<= @budget).
  */
@@ -88,7 +92,9 @@ struct report_verdict report_readahead(uint64_t issued, uint64_t used, uint64_t 
 struct report_verdict report_deferred(uint64_t reads, uint64_t writes, uint64_t be_writes,
 				      uint64_t be_write_bytes, uint32_t bucket_size);
 
-/* Defragment from FIEMAP's extents, ideal extents and score. */
+/* Defragment from FIEMAP's extents, ideal extents and score: at least twice
+ * the extents needed, and REPORT_DEFRAG_EXTRA more (a seek or two is not
+ * worth a rewrite). */
 struct report_verdict report_defrag(uint64_t extents, uint64_t ideal, double score);
 
 #endif

@@ -105,8 +105,8 @@ static void test_split_loops(void)
 {
 	struct mrc_curve *small = loop(3, 100, 20), *big = loop(4, 1000, 20);
 	struct report_alloc a[2] = {
-		{ small, 1000, report_knee(small, 0), 0 },
-		{ big, 20000, report_knee(big, 0), 0 },
+		{ small, 1000, report_knee(small, 0), 0, 0 },
+		{ big, 20000, report_knee(big, 0), 0, 0 },
 	};
 
 	/* 500 buffers: the big loop cannot reach its cliff, give them to the small */
@@ -122,6 +122,11 @@ static void test_split_loops(void)
 	CU_ASSERT_EQUAL(a[1].buffers, a[1].cap);
 	CU_ASSERT_EQUAL(a[0].buffers, 0);
 	CU_ASSERT_EQUAL(report_split(a, 2, 0), 0);
+	/* the big loop already hits 90 % without a quota: the small one goes first */
+	a[1].base = 0.9;
+	report_split(a, 2, a[1].cap + 50);
+	CU_ASSERT_EQUAL(a[0].buffers, a[0].cap);
+	CU_ASSERT(a[1].buffers <= 50);
 	free(small);
 	free(big);
 }
@@ -131,8 +136,8 @@ static void test_split_mixed(void)
 {
 	struct mrc_curve *lp = loop(5, 400, 25), *sk = skewed(6, 20000, 200000);
 	struct report_alloc a[2] = {
-		{ lp, 10000, report_knee(lp, 0), 0 },
-		{ sk, 200000, report_knee(sk, 0), 0 },
+		{ lp, 10000, report_knee(lp, 0), 0, 0 },
+		{ sk, 200000, report_knee(sk, 0), 0, 0 },
 	};
 	static const uint64_t budgets[] = { 100, 450, 1000, 3000 };
 
@@ -192,6 +197,7 @@ static void test_verdicts(void)
 	CU_ASSERT(!report_defrag(1, 1, 0).yes);
 	CU_ASSERT(!report_defrag(3, 2, 33.3).yes);
 	CU_ASSERT(report_defrag(40, 1, 97.5).yes);
+	CU_ASSERT(!report_defrag(2, 1, 50).yes); /* one seek more: not worth a rewrite */
 	free(scan);
 	free(hot);
 }

@@ -1,0 +1,747 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_report.c - `accel report [--pool NAME] [--file PATH] [--json]
+ * [--budget SIZE] [--apply | --dry-run]`: what each file and the pool used,
+ * their miss-ratio curves (cache/mrc.h, kept by the daemons in the pool),
+ * and the settings that would serve them best, like z/OS LE's RPTSTG report
+ * with its "suggested initial size". --apply writes the suggested per-file
+ * attributes through tools/tuning.c, exactly as `accel set` does.
+ *
+ * Reads the pool read-only and without locks, like accel stat. The
+ * arithmetic of the suggestions is in report.c (unit-tested).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "fiemap.h"
+#include "monstat.h"
+#include "mountres.h"
+#include "poolsnap.h"
+#include "report.h"
+#include "tuning.h"
+#include "util.h"
+
+struct report_opts {
+	bool json, apply, dry_run, budget_given;
+	uint64_t budget; /* bytes */
+	const char *pool, *file;
+	uint64_t dev, ino; /* of --file */
+};
+
+/* The attributes --apply may write. */
+static const enum tuning_key applied_keys[] = { TUNING_GLOBAL_BUFFERS, TUNING_LOCAL_BUFFERS,
+						TUNING_DEFERRED_WRITE };
+#define N_APPLIED (sizeof(applied_keys) / sizeof(applied_keys[0]))
+
+struct rfile {
+	const struct pool_file_stats *st;
+	struct mrc_curve *curve; /* NULL: none (not tracked, or the pool has no curves) */
+	char backing[PATH_MAX];	 /* "" when the file cannot be found by its path */
+	uint64_t size;
+	bool have_fiemap;
+	struct fiemap_stats fs;
+	char cur[TUNING_N][TUNING_VALUE_LEN]; /* stored form; "" absent */
+	uint64_t knee, global;
+	unsigned int local;
+	bool candidate, curve_ok;
+	struct report_verdict ra, dw, defrag;
+	char sug[TUNING_N][TUNING_VALUE_LEN]; /* suggested stored form */
+	bool change[TUNING_N];
+};
+
+struct report {
+	const char *name;
+	struct poolsnap snap;
+	struct mrc_curve *pool_curve;
+	uint64_t budget; /* buffers */
+	struct rfile *f;
+	size_t n;
+	unsigned int changes;
+};
+
+static void help(void)
+{
+	printf("Usage: accel report [--pool NAME] [--file PATH] [--json] [--budget SIZE]\n"
+	       "                    [--apply | --dry-run]\n\n"
+	       "What each file cached in an accelfs pool used (attempts, hits per level,\n"
+	       "backend I/O, working set, read share, deferred-write and read-ahead counters),\n"
+	       "its miss-ratio curve (the hit %% it would get with N global buffers, estimated\n"
+	       "by the daemons with SHARDS sampling) and suggested settings: global buffers at\n"
+	       "the knee of the curve within a memory budget split by marginal gain, local\n"
+	       "buffers, deferred write, read-ahead, defragmentation; the same for the pool.\n\n"
+	       "  --pool NAME    the pool (default: this user's daemons' default pool)\n"
+	       "  --file PATH    only the file PATH (inside an accelfs mount: its backing file)\n"
+	       "  --budget SIZE  memory for global-buffer quotas, e.g. 48M (default: 7/8 of\n"
+	       "                 the pool, the most quotas may reserve)\n"
+	       "  --json         one JSON object, schema \"accelfs-report/1\"\n"
+	       "  --apply        write the suggested attributes (as accel set), print each\n"
+	       "  --dry-run      only show them (the default when stdout is not a terminal;\n"
+	       "                 on a terminal, accel report asks before writing)\n"
+	       "  -h, --help\n\n"
+	       "See accel-report(1) and docs/tuning.md.\n"
+	       "Exit status: 0 done, 1 pool, file or attribute unavailable, 2 usage error.\n");
+}
+
+static unsigned long long ull(uint64_t v)
+{
+	return (unsigned long long)v;
+}
+
+/* Index of the counter named @name, or -1 when this pool has no such counter. */
+static int counter_index(const char *name, int limit)
+{
+	for (int c = 0; c < limit; c++)
+		if (!strcmp(pool_counter_name((enum pool_counter)c), name))
+			return c;
+	return -1;
+}
+
+static uint64_t counter(const uint64_t *c, const char *name)
+{
+	int i = counter_index(name, POOL_C_FILE_MAX);
+
+	return i < 0 ? 0 : c[i];
+}
+
+/* --- gathering --------------------------------------------------------------- */
+
+static bool wanted(const struct report_opts *o, const struct pool_file_stats *st)
+{
+	return !o->file || (st->dev == o->dev && st->ino == o->ino);
+}
+
+/* The backing file's path, if @path (or the pool's record) still names it. */
+static void find_backing(const struct report_opts *o, struct rfile *rf)
+{
+	struct stat st;
+	const char *p = o->file ? o->file : rf->st->path;
+
+	if (o->file && mountres_resolve(o->file, rf->backing, sizeof(rf->backing)) >= 0)
+		p = rf->backing;
+	if (stat(p, &st) || (uint64_t)st.st_dev != rf->st->dev ||
+	    (uint64_t)st.st_ino != rf->st->ino || !S_ISREG(st.st_mode)) {
+		rf->backing[0] = '\0';
+		return;
+	}
+	if (p != rf->backing)
+		snprintf(rf->backing, sizeof(rf->backing), "%s", p);
+	rf->size = (uint64_t)st.st_size;
+}
+
+static void measure_layout(struct rfile *rf)
+{
+	struct fiemap_map map;
+	int fd = cmd_open_source(rf->backing, O_RDONLY);
+
+	if (fd < 0)
+		return;
+	if (fiemap_read(fd, &map) == 0) {
+		fiemap_stats(&map, rf->size, &rf->fs);
+		rf->have_fiemap = true;
+		fiemap_free(&map);
+	}
+	close(fd);
+}
+
+static void read_attrs(struct rfile *rf)
+{
+	for (int k = 0; k < TUNING_N; k++)
+		if (!rf->backing[0] || tuning_get(rf->backing, (enum tuning_key)k, rf->cur[k]) <= 0)
+			rf->cur[k][0] = '\0';
+}
+
+static struct mrc_curve *file_curve(struct pool *pool, const struct pool_file_stats *st)
+{
+	size_t size = 0;
+	void *region = pool_mrc_region(pool, &size);
+	struct mrc_curve *c = region ? malloc(sizeof(*c)) : NULL;
+
+	if (c && mrc_slot_curve(region, size, st->slot, c)) {
+		free(c);
+		c = NULL;
+	}
+	return c;
+}
+
+static int gather(struct pool *pool, const struct report_opts *o, struct report *r)
+{
+	size_t size = 0;
+	void *region;
+	int ret = poolsnap_take(pool, &r->snap);
+
+	if (ret)
+		return ret;
+	r->f = calloc(r->snap.nfiles ? r->snap.nfiles : 1, sizeof(*r->f));
+	r->pool_curve = malloc(sizeof(*r->pool_curve));
+	if (!r->f || !r->pool_curve)
+		return -ENOMEM;
+	region = pool_mrc_region(pool, &size);
+	if (!region || mrc_pool_curve(region, size, r->pool_curve)) {
+		free(r->pool_curve);
+		r->pool_curve = NULL;
+	}
+	for (size_t i = 0; i < r->snap.nfiles; i++) {
+		struct rfile *rf = &r->f[r->n];
+
+		if (!wanted(o, &r->snap.files[i]))
+			continue;
+		rf->st = &r->snap.files[i];
+		rf->curve = file_curve(pool, rf->st);
+		find_backing(o, rf);
+		if (rf->curve && rf->size)
+			report_clamp(rf->curve, (rf->size + r->snap.info.bucket_size - 1) /
+						    r->snap.info.bucket_size);
+		if (rf->backing[0])
+			measure_layout(rf);
+		read_attrs(rf);
+		r->n++;
+	}
+	return 0;
+}
+
+/* --- suggestions ----------------------------------------------------------- */
+
+static void suggest_file(struct rfile *rf, uint32_t bucket)
+{
+	const uint64_t *c = rf->st->c;
+	uint64_t fb = rf->size ? (rf->size + bucket - 1) / bucket : 0;
+
+	rf->candidate = monstat_candidate(c);
+	rf->curve_ok = rf->curve && rf->curve->accesses >= REPORT_MIN_ACCESSES;
+	rf->knee = rf->curve_ok ? report_knee(rf->curve, fb) : 0;
+	rf->local = rf->curve_ok ? report_local(rf->curve) : REPORT_LOCAL_DEFAULT;
+	rf->ra = report_readahead(counter(c, "readahead_issued"), counter(c, "readahead_used"),
+				  counter(c, "readahead_wasted"), rf->curve_ok ? rf->curve : NULL);
+	rf->dw = report_deferred(monstat_reads(c), monstat_writes(c), c[POOL_C_BACKEND_WRITES],
+				 c[POOL_C_BACKEND_WRITE_BYTES], bucket);
+	rf->defrag = rf->have_fiemap ? report_defrag(rf->fs.extents, rf->fs.data_runs, rf->fs.score)
+				     : (struct report_verdict){ false, false, "layout unknown" };
+}
+
+/* The fraction of its reads a file gets from buffers now, sharing the pool
+ * (the curve counts every reference, local hits included); 0 when it has a
+ * quota (what it gets is then the quota's doing: it competes afresh). */
+static double base_hit(const struct pool_file_stats *st)
+{
+	const uint64_t *c = st->c;
+	uint64_t reads = monstat_reads(c);
+
+	if (st->quota || !reads)
+		return 0;
+	return (double)(c[POOL_C_LOCAL_HITS] + c[POOL_C_GLOBAL_HITS]) / (double)reads;
+}
+
+/* Split the budget among candidates with a curve, then fill in the values. */
+static void suggest_all(struct report *r)
+{
+	struct report_alloc *a = calloc(r->n ? r->n : 1, sizeof(*a));
+
+	for (size_t i = 0; i < r->n; i++) {
+		suggest_file(&r->f[i], r->snap.info.bucket_size);
+		if (a && r->f[i].candidate && r->f[i].knee)
+			a[i] = (struct report_alloc){ .curve = r->f[i].curve,
+						      .weight = (double)r->f[i].curve->accesses,
+						      .cap = r->f[i].knee,
+						      .base = base_hit(r->f[i].st) };
+	}
+	if (a)
+		report_split(a, r->n, r->budget);
+	for (size_t i = 0; i < r->n; i++)
+		r->f[i].global = a ? a[i].buffers : 0;
+	free(a);
+}
+
+/* Decide which attributes change: only where the advice differs from now. */
+static void plan_changes(struct report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct rfile *rf = &r->f[i];
+
+		if (!rf->backing[0])
+			continue; /* cannot be written: shown, not planned */
+		if (rf->global)
+			snprintf(rf->sug[TUNING_GLOBAL_BUFFERS], TUNING_VALUE_LEN, "%llu",
+				 ull(rf->global));
+		rf->change[TUNING_GLOBAL_BUFFERS] =
+		    rf->candidate && rf->curve_ok && rf->global &&
+		    strcmp(rf->sug[TUNING_GLOBAL_BUFFERS], rf->cur[TUNING_GLOBAL_BUFFERS]);
+		if (rf->curve_ok && rf->local != REPORT_LOCAL_DEFAULT)
+			snprintf(rf->sug[TUNING_LOCAL_BUFFERS], TUNING_VALUE_LEN, "%u", rf->local);
+		rf->change[TUNING_LOCAL_BUFFERS] =
+		    rf->sug[TUNING_LOCAL_BUFFERS][0] &&
+		    strcmp(rf->sug[TUNING_LOCAL_BUFFERS], rf->cur[TUNING_LOCAL_BUFFERS]);
+		if (rf->dw.yes)
+			snprintf(rf->sug[TUNING_DEFERRED_WRITE], TUNING_VALUE_LEN, "on");
+		rf->change[TUNING_DEFERRED_WRITE] =
+		    rf->dw.yes && strcmp(rf->cur[TUNING_DEFERRED_WRITE], "on");
+		for (size_t k = 0; k < N_APPLIED; k++)
+			r->changes += rf->change[applied_keys[k]];
+	}
+}
+
+/* --- text ------------------------------------------------------------------ */
+
+static const char *shown_path(const struct rfile *rf)
+{
+	return rf->backing[0] ? rf->backing : rf->st->path;
+}
+
+static void text_curve(const struct mrc_curve *c, uint64_t mark)
+{
+	printf("  curve      buffers");
+	for (uint32_t i = 0; i < c->npoints; i++)
+		printf(" %7llu", ull(c->buffers[i]));
+	printf("\n             hit %%  ");
+	for (uint32_t i = 0; i < c->npoints; i++)
+		printf(" %7.1f", 100 * c->hit[i]);
+	printf(
+	    "\n             (%llu lookups, %llu sampled at R = %.4f; working set ~%llu buckets)\n",
+	    ull(c->accesses), ull(c->sampled), c->rate, ull(c->working_set));
+	if (mark)
+		printf("             with %llu buffers: %.1f %%\n", ull(mark),
+		       100 * mrc_curve_hit(c, mark));
+}
+
+static void text_used(const uint64_t *c, int limit)
+{
+	char b1[32];
+	double rs = monstat_read_share(c);
+
+	printf("  used       local %llu/%llu hits (%.1f %%), global %llu/%llu hits (%.1f %%)\n",
+	       ull(c[POOL_C_LOCAL_HITS]), ull(c[POOL_C_LOCAL_ATTEMPTS]),
+	       monstat_pct(c[POOL_C_LOCAL_HITS], c[POOL_C_LOCAL_ATTEMPTS]),
+	       ull(c[POOL_C_GLOBAL_HITS]), ull(c[POOL_C_GLOBAL_ATTEMPTS]),
+	       monstat_pct(c[POOL_C_GLOBAL_HITS], c[POOL_C_GLOBAL_ATTEMPTS]));
+	printf("             backend %llu reads (%s), %llu writes; reads %llu, writes %llu",
+	       ull(c[POOL_C_BACKEND_READS]), util_bytes(c[POOL_C_BACKEND_READ_BYTES], b1, 32),
+	       ull(c[POOL_C_BACKEND_WRITES]), ull(monstat_reads(c)), ull(monstat_writes(c)));
+	if (rs >= 0)
+		printf(" (%.1f %% reads)", rs);
+	printf("\n");
+	for (int i = 0; i < limit; i++) { /* the newer counters, when this pool has them */
+		const char *n = pool_counter_name((enum pool_counter)i);
+
+		if ((strstr(n, "deferred") || strstr(n, "flush") || strstr(n, "readahead")) && c[i])
+			printf("             %s %llu\n", n, ull(c[i]));
+	}
+}
+
+static const char *verdict_word(struct report_verdict v)
+{
+	return !v.known ? "?" : v.yes ? "yes" : "no";
+}
+
+static void text_suggest(const struct rfile *rf, uint32_t bucket)
+{
+	char b1[32];
+
+	printf("  suggest    global_buffers ");
+	if (!rf->curve_ok)
+		printf("- (no curve yet: too few lookups, or the file is not tracked)\n");
+	else if (!rf->candidate)
+		printf("- (not a candidate: < 75 %% of its I/O are reads)\n");
+	else if (!rf->knee)
+		printf("- (no reuse: buffers would not help)\n");
+	else if (!rf->global)
+		printf(
+		    "- (knee %llu = %s; the budget serves other files better; it gets %.1f %% "
+		    "now)\n",
+		    ull(rf->knee), util_bytes(rf->knee * bucket, b1, sizeof(b1)),
+		    monstat_pct(rf->st->c[POOL_C_GLOBAL_HITS], rf->st->c[POOL_C_GLOBAL_ATTEMPTS]));
+	else
+		printf("%llu (%s; knee %llu; predicted hit %.1f %%)\n", ull(rf->global),
+		       util_bytes(rf->global * bucket, b1, sizeof(b1)), ull(rf->knee),
+		       100 * mrc_curve_hit(rf->curve, rf->global));
+	printf("             local_buffers %u%s\n", rf->local,
+	       rf->local == REPORT_LOCAL_DEFAULT ? " (the default)" : "");
+	printf("             global buffering candidate: %s\n", rf->candidate ? "yes" : "no");
+	printf("             deferred write: %s (%s)\n", verdict_word(rf->dw), rf->dw.why);
+	printf("             read-ahead: %s (%s)\n", verdict_word(rf->ra), rf->ra.why);
+	if (rf->have_fiemap)
+		printf("             defragment: %s (%llu extent%s, ideal %llu, score %.1f: %s)\n",
+		       verdict_word(rf->defrag), ull(rf->fs.extents),
+		       rf->fs.extents == 1 ? "" : "s", ull(rf->fs.data_runs), rf->fs.score,
+		       rf->defrag.why);
+	else
+		printf("             defragment: ? (layout unknown)\n");
+}
+
+static void text_file(const struct rfile *rf, uint32_t bucket)
+{
+	char b1[32];
+
+	printf("\nFile %s (slot %u", shown_path(rf), rf->st->slot);
+	if (rf->size)
+		printf(", %s", util_bytes(rf->size, b1, sizeof(b1)));
+	printf(", quota %s, %u resident)\n",
+	       rf->st->quota == POOL_QUOTA_ALL ? "all"
+	       : rf->st->quota		       ? (snprintf(b1, sizeof(b1), "%u", rf->st->quota), b1)
+					       : "none",
+	       rf->st->resident);
+	text_used(rf->st->c, POOL_C_FILE_MAX);
+	if (rf->curve)
+		text_curve(rf->curve, 0);
+	else
+		printf("  curve      none (not among the files the pool keeps curves for)\n");
+	text_suggest(rf, bucket);
+}
+
+static void text_pool(const struct report *r)
+{
+	const struct pool_info *in = &r->snap.info;
+	char b1[32], b2[32];
+
+	printf("Pool %s: %u buffers x %s; budget for quotas %llu buffers (%s)\n", r->name,
+	       in->nbufs, util_bytes(in->bucket_size, b1, sizeof(b1)), ull(r->budget),
+	       util_bytes(r->budget * in->bucket_size, b2, sizeof(b2)));
+	text_used(r->snap.st.c, POOL_C_POOL_MAX);
+	if (!r->pool_curve) {
+		printf("  curve      none (this pool keeps no miss-ratio curves)\n");
+		return;
+	}
+	if (!r->pool_curve->accesses) {
+		printf("  curve      no lookups recorded yet\n");
+		return;
+	}
+	text_curve(r->pool_curve, in->nbufs);
+	if (r->pool_curve->accesses >= REPORT_MIN_ACCESSES) {
+		uint64_t k = report_knee(r->pool_curve, 0);
+
+		printf("  suggest    a pool of %llu buffers (%s, global_cache=) reaches %.1f %%\n",
+		       ull(k), util_bytes(k * in->bucket_size, b1, sizeof(b1)),
+		       100 * mrc_curve_hit(r->pool_curve, k));
+	}
+}
+
+static void print_change(const struct rfile *rf, enum tuning_key k)
+{
+	printf("%s: %s %s -> %s\n", shown_path(rf), tuning_attr(k)->name,
+	       rf->cur[k][0] ? rf->cur[k] : "default", rf->sug[k]);
+}
+
+static void text_changes(const struct report *r)
+{
+	printf("\nSuggested changes: %u\n", r->changes);
+	for (size_t i = 0; i < r->n; i++)
+		for (size_t k = 0; k < N_APPLIED; k++)
+			if (r->f[i].change[applied_keys[k]])
+				print_change(&r->f[i], applied_keys[k]);
+}
+
+/* --- JSON ------------------------------------------------------------------ */
+
+static void json_verdict(const char *key, struct report_verdict v)
+{
+	printf(", \"%s\": {\"pays\": %s, \"why\": ", key,
+	       !v.known ? "null"
+	       : v.yes	? "true"
+			: "false");
+	util_json_string(v.why);
+	printf("}");
+}
+
+static void json_curve(const struct mrc_curve *c)
+{
+	if (!c) {
+		printf(", \"curve\": null");
+		return;
+	}
+	printf(", \"curve\": {\"lookups\": %llu, \"sampled\": %llu, \"sampling_rate\": %.6f, "
+	       "\"working_set_buckets\": %llu, \"points\": [",
+	       ull(c->accesses), ull(c->sampled), c->rate, ull(c->working_set));
+	for (uint32_t i = 0; i < c->npoints; i++)
+		printf("%s{\"buffers\": %llu, \"hit_pct\": %.2f}", i ? ", " : "",
+		       ull(c->buffers[i]), 100 * c->hit[i]);
+	printf("]}");
+}
+
+static void json_used(const uint64_t *c, int limit)
+{
+	double rs = monstat_read_share(c);
+
+	printf(", \"counters\": {");
+	for (int i = 0; i < limit; i++)
+		printf("%s\"%s\": %llu", i ? ", " : "", pool_counter_name((enum pool_counter)i),
+		       ull(c[i]));
+	printf("}, \"reads\": %llu, \"writes\": %llu", ull(monstat_reads(c)),
+	       ull(monstat_writes(c)));
+	if (rs >= 0)
+		printf(", \"read_share_pct\": %.2f", rs);
+	else
+		printf(", \"read_share_pct\": null");
+	printf(", \"local_hit_pct\": %.2f, \"global_hit_pct\": %.2f",
+	       monstat_pct(c[POOL_C_LOCAL_HITS], c[POOL_C_LOCAL_ATTEMPTS]),
+	       monstat_pct(c[POOL_C_GLOBAL_HITS], c[POOL_C_GLOBAL_ATTEMPTS]));
+}
+
+static void json_attrs(const char *key, const char (*v)[TUNING_VALUE_LEN])
+{
+	printf(", \"%s\": {", key);
+	for (size_t k = 0; k < N_APPLIED; k++) {
+		printf("%s\"%s\": ", k ? ", " : "", tuning_attr(applied_keys[k])->name);
+		if (v[applied_keys[k]][0])
+			util_json_string(v[applied_keys[k]]);
+		else
+			printf("null");
+	}
+	printf("}");
+}
+
+static void json_file(const struct rfile *rf, bool first)
+{
+	printf("%s\n    {\"path\": ", first ? "" : ",");
+	util_json_string(shown_path(rf));
+	printf(", \"slot\": %u, \"dev\": %llu, \"ino\": %llu, \"size\": %llu, \"quota\": %lld, "
+	       "\"resident_buffers\": %u",
+	       rf->st->slot, ull(rf->st->dev), ull(rf->st->ino), ull(rf->size),
+	       rf->st->quota == POOL_QUOTA_ALL ? -1LL : (long long)rf->st->quota, rf->st->resident);
+	json_used(rf->st->c, POOL_C_FILE_MAX);
+	json_curve(rf->curve);
+	printf(", \"global_buffer_candidate\": %s, \"knee_buffers\": %llu, "
+	       "\"suggested_global_buffers\": %llu, \"predicted_hit_pct\": ",
+	       rf->candidate ? "true" : "false", ull(rf->knee), ull(rf->global));
+	if (rf->curve_ok)
+		printf("%.2f", 100 * mrc_curve_hit(rf->curve, rf->global));
+	else
+		printf("null");
+	printf(", \"suggested_local_buffers\": %u", rf->local);
+	json_verdict("deferred_write", rf->dw);
+	json_verdict("readahead", rf->ra);
+	json_verdict("defragment", rf->defrag);
+	if (rf->have_fiemap)
+		printf(", \"extents\": %llu, \"ideal_extents\": %llu, \"fragmentation\": %.1f",
+		       ull(rf->fs.extents), ull(rf->fs.data_runs), rf->fs.score);
+	json_attrs("attributes", rf->cur);
+	printf("}");
+}
+
+static void json_changes(const struct report *r, bool applied)
+{
+	bool first = true;
+
+	printf(",\n  \"applied\": %s,\n  \"changes\": [", applied ? "true" : "false");
+	for (size_t i = 0; i < r->n; i++)
+		for (size_t k = 0; k < N_APPLIED; k++) {
+			const struct rfile *rf = &r->f[i];
+			enum tuning_key key = applied_keys[k];
+
+			if (!rf->change[key])
+				continue;
+			printf("%s\n    {\"path\": ", first ? "" : ",");
+			util_json_string(shown_path(rf));
+			printf(", \"attribute\": \"%s\", \"from\": ", tuning_attr(key)->name);
+			if (rf->cur[key][0])
+				util_json_string(rf->cur[key]);
+			else
+				printf("null");
+			printf(", \"to\": ");
+			util_json_string(rf->sug[key]);
+			printf("}");
+			first = false;
+		}
+	printf("%s]\n}\n", first ? "" : "\n  ");
+}
+
+static void print_json(const struct report *r, bool applied)
+{
+	const struct pool_info *in = &r->snap.info;
+
+	printf("{\n  \"schema\": \"accelfs-report/1\",\n  \"pool\": {\"name\": ");
+	util_json_string(r->name);
+	printf(", \"bucket_size\": %u, \"buffers\": %u, \"budget_buffers\": %llu", in->bucket_size,
+	       in->nbufs, ull(r->budget));
+	json_used(r->snap.st.c, POOL_C_POOL_MAX);
+	json_curve(r->pool_curve);
+	if (r->pool_curve && r->pool_curve->accesses >= REPORT_MIN_ACCESSES) {
+		uint64_t k = report_knee(r->pool_curve, 0);
+
+		printf(", \"predicted_hit_pct\": %.2f, \"suggested_buffers\": %llu, "
+		       "\"suggested_hit_pct\": %.2f",
+		       100 * mrc_curve_hit(r->pool_curve, in->nbufs), ull(k),
+		       100 * mrc_curve_hit(r->pool_curve, k));
+	}
+	printf("},\n  \"files\": [");
+	for (size_t i = 0; i < r->n; i++)
+		json_file(&r->f[i], i == 0);
+	printf("%s]", r->n ? "\n  " : "");
+	json_changes(r, applied);
+}
+
+/* --- apply ------------------------------------------------------------------ */
+
+/* Write every planned change; print each unless @quiet. */
+static int apply(const struct report *r, bool quiet)
+{
+	int status = 0;
+
+	for (size_t i = 0; i < r->n; i++)
+		for (size_t k = 0; k < N_APPLIED; k++) {
+			const struct rfile *rf = &r->f[i];
+			enum tuning_key key = applied_keys[k];
+			int ret;
+
+			if (!rf->change[key])
+				continue;
+			ret = tuning_put(rf->backing, key, rf->sug[key]);
+			if (ret) {
+				util_err("report", shown_path(rf), "%s: %s", tuning_attr(key)->name,
+					 strerror(-ret));
+				status = EXIT_FAIL;
+			} else if (!quiet) {
+				print_change(rf, key);
+			}
+		}
+	return status;
+}
+
+/* On a terminal without --apply/--dry-run: ask. */
+static bool confirm(unsigned int changes)
+{
+	char line[16];
+
+	if (!isatty(STDIN_FILENO))
+		return false;
+	printf("Apply these %u change%s? [y/N] ", changes, changes == 1 ? "" : "s");
+	fflush(stdout);
+	return fgets(line, sizeof(line), stdin) && (line[0] == 'y' || line[0] == 'Y');
+}
+
+/* --- command ---------------------------------------------------------------- */
+
+static int parse(int argc, char **argv, struct report_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "file", required_argument, NULL, 'f' },
+		{ "pool", required_argument, NULL, 'p' },
+		{ "budget", required_argument, NULL, 'b' },
+		{ "apply", no_argument, NULL, 'a' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (ch == 'j')
+			o->json = true;
+		else if (ch == 'f')
+			o->file = optarg;
+		else if (ch == 'p')
+			o->pool = optarg;
+		else if (ch == 'a')
+			o->apply = true;
+		else if (ch == 'n')
+			o->dry_run = true;
+		else if (ch == 'b' && !tuning_parse_size(optarg, &o->budget))
+			o->budget_given = true;
+		else if (ch == 'h')
+			return help(), 0;
+		else {
+			if (ch == 'b')
+				util_err("report", NULL,
+					 "--budget=%s: expected a size (48M, 1G...)", optarg);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc || (o->apply && o->dry_run)) {
+		util_err("report", NULL, "%s (see 'accel report --help')",
+			 optind < argc ? "unexpected argument" : "--apply and --dry-run conflict");
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+static void release(struct report *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->f[i].curve);
+	free(r->f);
+	free(r->pool_curve);
+	poolsnap_free(&r->snap);
+}
+
+/* Print the report, then apply, ask, or say how to. The exit status. */
+static int output(const struct report_opts *o, const struct report *r)
+{
+	int status = 0;
+
+	if (o->json) {
+		if (o->apply)
+			status = apply(r, true);
+		print_json(r, o->apply);
+		return status;
+	}
+	text_pool(r);
+	for (size_t i = 0; i < r->n; i++)
+		text_file(&r->f[i], r->snap.info.bucket_size);
+	text_changes(r);
+	if (!r->changes)
+		return 0;
+	if (o->apply || (!o->dry_run && isatty(STDOUT_FILENO) && confirm(r->changes))) {
+		printf("\nApplied:\n");
+		return apply(r, false);
+	}
+	printf("(dry run: 'accel report --apply' writes these; they apply at each file's next "
+	       "open)\n");
+	return 0;
+}
+
+static int run(struct pool *pool, const struct report_opts *o, struct report *r)
+{
+	const struct pool_info *in = &r->snap.info;
+	int ret = gather(pool, o, r);
+
+	if (ret) {
+		util_err("report", NULL, "pool %s: %s", r->name, strerror(-ret));
+		return EXIT_FAIL;
+	}
+	if (o->file && !r->n) {
+		util_err("report", o->file,
+			 "not in pool %s (not opened through accelfs since the pool was created, "
+			 "or its slot was reused)",
+			 r->name);
+		return EXIT_FAIL;
+	}
+	r->budget = o->budget_given ? o->budget / in->bucket_size : (uint64_t)in->nbufs * 7 / 8;
+	suggest_all(r);
+	plan_changes(r);
+	ret = output(o, r);
+	return fflush(stdout) ? EXIT_FAIL : ret;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_opts o = { 0 };
+	struct report r = { 0 };
+	char msg[512], name[256];
+	struct pool *pool;
+	int ret = parse(argc, argv, &o);
+
+	if (ret >= 0)
+		return ret;
+	poolsnap_name(o.pool, name, sizeof(name));
+	r.name = name;
+	if (o.file && (ret = poolsnap_file_id(o.file, &o.dev, &o.ino)) < 0) {
+		util_err("report", o.file, "%s", strerror(-ret));
+		return EXIT_FAIL;
+	}
+	ret = poolsnap_open(name, &pool, msg, sizeof(msg));
+	if (ret) {
+		util_err("report", NULL, "%s", msg);
+		return ret == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
+	}
+	ret = run(pool, &o, &r);
+	release(&r);
+	pool_close(pool);
+	return ret;
+}
