@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 
 #include "cache_test.h"
+#include "stream.h"
 #include "../../cache/mrc.c"
 
 #define RSIZE ((size_t)MRC_REGION_SIZE)
@@ -359,6 +360,65 @@ static void test_real_pool(void)
 	free(t);
 }
 
+/* The pool's own estimator, fed by the stream front as the daemon reads: its
+ * curve at the pool's size against the hit percent that pool measured. */
+static ssize_t zero_read(void *arg, void *buf, size_t len, uint64_t off)
+{
+	(void)off;
+	(*(size_t *)arg)++;
+	memset(buf, 0, len);
+	return (ssize_t)len;
+}
+
+static void check_own_region(const struct ref *t, size_t n, const uint64_t *sizes, int nsizes,
+			     const char *what)
+{
+	struct mrc_curve *c = malloc(sizeof(*c));
+
+	for (int s = 0; s < nsizes; s++) {
+		const char *name = ct_name("mrcown");
+		struct pool *pool = ct_open(name, 4096, (uint32_t)sizes[s]);
+		struct pool_file_id id = ct_id(77, 1ULL << 32);
+		struct stream *st = NULL;
+		size_t misses = 0, rsize = 0;
+		void *region;
+		char buf[64];
+		double real;
+
+		CU_ASSERT_FATAL(pool && stream_open(pool, &id, "/own", 0, 0, &st) == 0);
+		for (size_t i = 0; i < n; i++)
+			stream_read(st, buf, sizeof(buf), (uint64_t)t[i].bucket * 4096, zero_read,
+				    &misses);
+		region = pool_mrc_region(pool, &rsize);
+		CU_ASSERT_FATAL(region != NULL);
+		CU_ASSERT_FATAL(mrc_pool_curve(region, rsize, c) == 0);
+		CU_ASSERT_EQUAL(c->accesses, n);
+		real = 1 - (double)misses / (double)n;
+		printf("\n  %s: pool of %5llu buffers: measured %5.1f %%, its own curve %5.1f %%",
+		       what, (unsigned long long)sizes[s], 100 * real,
+		       100 * mrc_curve_hit(c, sizes[s]));
+		CU_ASSERT(fabs(mrc_curve_hit(c, sizes[s]) - real) <= TOL);
+		stream_close(st);
+		pool_close(pool);
+		pool_unlink(name); /* the next size gets a pool of its own */
+	}
+	free(c);
+}
+
+static void test_own_region(void)
+{
+	static const uint64_t lsizes[] = { 1024, 2048 };
+	static const uint64_t zsizes[] = { 256, 1024, 4096 };
+	size_t n = 200000;
+	struct ref *t = trace_loop(0, 1500, n);
+
+	check_own_region(t, n, lsizes, 2, "loop 1500");
+	free(t);
+	t = trace_zipf(0, 16000, 0.9, n, 777);
+	check_own_region(t, n, zsizes, 3, "zipf 16000 a=0.9");
+	free(t);
+}
+
 /* --- concurrency, generations, corruption ----------------------------------- */
 
 struct worker {
@@ -580,6 +640,7 @@ int main(void)
 	CU_add_test(s, "accuracy: zipf", test_zipf);
 	CU_add_test(s, "accuracy: three files", test_mix);
 	CU_add_test(s, "accuracy: against a real pool", test_real_pool);
+	CU_add_test(s, "accuracy: the pool's own curve (stream front)", test_own_region);
 	CU_add_test(s, "threads and processes merge", test_concurrent);
 	CU_add_test(s, "generations and the file table", test_generation);
 	CU_add_test(s, "corrupted region", test_corrupt);
