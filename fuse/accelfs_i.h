@@ -72,9 +72,10 @@ struct open_file {
 	struct pool_file_id id; /* identity and validator at open (or last revalidation) */
 	uint64_t next_check;	/* revalidate=S: CLOCK_MONOTONIC ns of the next check */
 	int flags;		/* open(2) flags */
-	bool defer;    /* writes may be deferred (deferred_write, not O_SYNC unless relaxed) */
-	bool relaxed;  /* sync=relaxed: fsync/O_SYNC mean "within flush_interval" */
-	bool deferred; /* atomic: this handle deferred a write (the flusher looks) */
+	bool defer;	 /* writes may be deferred (deferred_write, not O_SYNC unless relaxed) */
+	bool relaxed;	 /* sync=relaxed: fsync/O_SYNC mean "within flush_interval" */
+	bool deferred;	 /* atomic: this handle deferred a write (the flusher looks) */
+	uint64_t ra_max; /* read-ahead limit (readahead_max, or the file's attribute) */
 };
 
 struct dir_handle {

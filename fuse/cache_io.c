@@ -145,6 +145,7 @@ static int tuning_word(int fd, const char *name, const char *yes, const char *no
 struct file_tuning {
 	uint32_t quota, nlocal;
 	int deferred, sync; /* see wb_open() */
+	uint64_t ra_max;    /* read-ahead limit in bytes */
 };
 
 /* Quota, local buffer count, write-back; one flistxattr() when the file has no tuning. */
@@ -152,8 +153,10 @@ static void file_tuning(int fd, struct file_tuning *t)
 {
 	char names[1024];
 	ssize_t len = flistxattr(fd, names, sizeof(names));
+	uint32_t ra;
 
-	*t = (struct file_tuning){ 0, accelfs.opts.local_buffers, -1, -1 };
+	*t = (struct file_tuning){ 0, accelfs.opts.local_buffers, -1, -1,
+				   accelfs.opts.readahead_max };
 	if (len <= 0 || !memmem(names, (size_t)len, "user.accelfs.", 13))
 		return;
 	tuning_value(fd, "user.accelfs.global_buffers", &t->quota);
@@ -161,6 +164,8 @@ static void file_tuning(int fd, struct file_tuning *t)
 		t->nlocal = 1024;
 	t->deferred = tuning_word(fd, "user.accelfs.deferred_write", "on", "off");
 	t->sync = tuning_word(fd, "user.accelfs.sync", "relaxed", "strict");
+	if (tuning_value(fd, "user.accelfs.readahead_max", &ra) && ra <= (1U << 30))
+		t->ra_max = ra;
 }
 
 static uint64_t now_ns(void)
@@ -216,6 +221,7 @@ int cache_io_open(struct open_file *of, const struct stat *st)
 	if (of->stream && accelfs.opts.backend_direct)
 		open_direct(of);
 	wb_open(of, t.deferred, t.sync);
+	of->ra_max = t.ra_max;
 	return 0;
 }
 

@@ -27,6 +27,7 @@
 #include "stream.h"
 
 #define RA_SLOTS 16
+#define RA_SLOT_MIN (1U << 20)
 #define RA_RUNS 8 /* runs per read decision (strided access can ask for several) */
 
 struct ra_slot {
@@ -93,10 +94,14 @@ int ra_start(void)
 	struct pool *pool = cache_io_pool();
 	int ret;
 
-	if (!pool || !accelfs.opts.readahead_max)
+	if (!pool)
 		return 0;
+	/* a file's user.accelfs.readahead_max may turn it on where the mount's is 0,
+	 * up to 1 MiB or the mount's limit, whichever is larger */
 	bsize = pool_bucket_size(pool);
-	slot_bytes = accelfs.opts.readahead_max < bsize ? bsize : accelfs.opts.readahead_max;
+	slot_bytes =
+	    accelfs.opts.readahead_max < RA_SLOT_MIN ? RA_SLOT_MIN : accelfs.opts.readahead_max;
+	slot_bytes = slot_bytes < bsize ? bsize : slot_bytes;
 	slot_bytes = (slot_bytes + bsize - 1) / bsize * bsize;
 	ret = prefetch_start(RA_SLOTS, accelfs.opts.backend != BACKEND_SYNC);
 	if (ret)
@@ -151,10 +156,11 @@ void cache_io_readahead(struct open_file *of, uint64_t off, size_t len)
 	uint64_t size = of->known_size, wend;
 	int n;
 
-	if (!running || !of->stream)
+	if (!running || !of->stream || !of->ra_max)
 		return;
 	wend = wb_end(of);
-	n = stream_readahead(of->stream, off, len, accelfs.opts.readahead_max,
+	n = stream_readahead(of->stream, off, len,
+			     of->ra_max < slot_bytes ? of->ra_max : slot_bytes,
 			     wend > size ? wend : size, runs, RA_RUNS);
 	for (int i = 0; i < n; i++)
 		issue(of, &runs[i]);

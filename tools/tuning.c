@@ -21,10 +21,10 @@ static const struct tuning_attr attrs[TUNING_N] = {
 				   false },
 	[TUNING_STATS] = { "stats", "stats", "on, off or default", true },
 	[TUNING_DEFERRED_WRITE] = { "deferred_write", "deferred-write", "on, off or default",
-				    true },
-	[TUNING_SYNC] = { "sync", "sync", "strict, relaxed or default", true },
+				    false },
+	[TUNING_SYNC] = { "sync", "sync", "strict, relaxed or default", false },
 	[TUNING_READAHEAD_MAX] = { "readahead_max", "readahead-max",
-				   "SIZE (0..1G, suffix K, M or G) or default", true },
+				   "SIZE (0..1G, suffix K, M or G) or default", false },
 };
 
 const struct tuning_attr *tuning_attr(enum tuning_key k)
