@@ -213,7 +213,10 @@ struct report_verdict report_readahead(uint64_t issued, uint64_t used, uint64_t 
 	if (c->cold >= 0.9 * c->total)
 		return (struct report_verdict){ true, true,
 						"streaming: nearly every bucket is read once" };
-	return (struct report_verdict){ false, true, "buckets are re-read: the cache serves them" };
+	return (
+	    struct report_verdict){ false, false,
+				    "no read-ahead counters, and a curve cannot tell sequential "
+				    "re-reads from random ones" };
 }
 
 struct report_verdict report_deferred(uint64_t reads, uint64_t writes, uint64_t be_writes,

@@ -81,9 +81,10 @@ struct report_verdict {
 	const char *why;
 };
 
-/* Read-ahead from its counters (issued, used, wasted; all 0 when absent) and
- * the curve: pays when most prefetched buckets are used, or, without
- * counters, when nearly every lookup is a first reference (streaming). */
+/* Read-ahead from its counters (issued, used, wasted; all 0 when absent or
+ * read-ahead is off) and the curve: pays when most prefetched buckets are
+ * used, or, without counters, when nearly every lookup is a first reference
+ * (streaming); otherwise unknown. */
 struct report_verdict report_readahead(uint64_t issued, uint64_t used, uint64_t wasted,
 				       const struct mrc_curve *c);
 
