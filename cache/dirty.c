@@ -341,3 +341,9 @@ int pool_bucket_grown(struct pool_file *pf, uint64_t bucket, size_t len)
 	pool_shard_unlock(pool, s);
 	return ret;
 }
+
+void pool_file_flag(struct pool_file *pf, uint32_t flag)
+{
+	if (!pool_file_check(pf))
+		__atomic_fetch_or(&pool_fslot(pf)->flags, flag, __ATOMIC_RELAXED);
+}

@@ -219,6 +219,8 @@ static void claim_slot(struct pool *pool, uint32_t f, const struct pool_file_id 
 	fs->validator = pool_file_validator(id);
 	STORE(&fs->opens, 0);
 	STORE(&fs->quota, 0);
+	STORE(&fs->flags, 0);
+	STORE(&fs->dsize, 0);
 	STORE(&fs->reserve, 0);
 	for (int c = 0; c < POOL_C_FILE_MAX; c++)
 		STORE(&fs->c[c], 0);

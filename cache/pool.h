@@ -261,6 +261,9 @@ int pool_dirty_discard(struct pool_file *pf, uint32_t owner);
  */
 int pool_bucket_grown(struct pool_file *pf, uint64_t bucket, size_t len);
 
+/* Mark the file for display (POOL_FILE_F_RELAXED); cleared when the slot is reused. */
+void pool_file_flag(struct pool_file *pf, uint32_t flag);
+
 /* Dirty buffers of the file (any owner). */
 uint32_t pool_file_dirty(struct pool_file *pf);
 
@@ -286,6 +289,8 @@ struct pool_file_stats {
 	uint32_t opens; /* active streams */
 	uint32_t quota;
 	uint32_t resident; /* buffers currently cached */
+	uint32_t ndirty;   /* dirty buffers (deferred write) */
+	uint32_t flags;	   /* POOL_FILE_F_* */
 	uint64_t c[POOL_C_FILE_MAX];
 	char path[POOL_PATH_LEN];
 };

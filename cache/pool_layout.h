@@ -216,6 +216,7 @@ enum pool_fslot_state {
 };
 
 #define POOL_QUOTA_ALL UINT32_MAX
+#define POOL_FILE_F_RELAXED 0x01 /* a handle has it open with sync=relaxed (display) */
 
 struct pool_fslot {
 	uint64_t dev;		     /* files_lock, I6: st_dev of the backing file */
@@ -235,7 +236,7 @@ struct pool_fslot {
 	uint32_t wactive;	     /* atomic, I5: writes between begin and end */
 	uint32_t ndirty;	     /* atomic: dirty buffers (recomputed by pool_recount) */
 	char path[POOL_PATH_LEN];    /* files_lock, I6: tail of the path, NUL-terminated */
-	uint32_t pad;
+	uint32_t flags; /* atomic: POOL_FILE_F_* */
 	uint64_t dsize;	   /* atomic, I8: end of deferred data (0: none), for stat in any mount */
 	int64_t dmtime_ns; /* atomic, I8: time of the last deferred write */
 };

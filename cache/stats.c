@@ -85,6 +85,8 @@ static bool snapshot(struct pool *pool, uint32_t f, struct pool_file_stats *st)
 	st->opens = LOAD(&fs->opens);
 	st->quota = LOAD(&fs->quota);
 	st->resident = (uint32_t)LOAD(&fs->residency);
+	st->ndirty = LOAD(&fs->ndirty);
+	st->flags = LOAD(&fs->flags);
 	for (int c = 0; c < POOL_C_FILE_MAX; c++)
 		st->c[c] = LOAD(&fs->c[c]);
 	pool_copy(st->path, fs->path, sizeof(st->path));

@@ -60,6 +60,8 @@ void wb_open(struct open_file *of, int deferred_attr, int sync_attr)
 	 * at SOURCE's end whatever the offset, so only SOURCE can place it. */
 	of->defer = fl >= 0 && (fl & O_ACCMODE) == O_RDWR && !(fl & O_APPEND) &&
 		    (!(of->flags & (O_SYNC | O_DSYNC)) || of->relaxed);
+	if (of->relaxed && (of->flags & O_ACCMODE) != O_RDONLY && of->stream)
+		pool_file_flag(stream_file(of->stream), POOL_FILE_F_RELAXED);
 	if (of->relaxed && (of->flags & O_ACCMODE) != O_RDONLY)
 		log_msg(LOG_NOTICE,
 			"inode %llu opened with sync=relaxed: fsync and O_SYNC mean \"on SOURCE "

@@ -149,6 +149,8 @@ static void json_file(const struct pool_file_stats *f, bool first)
 	       "\"slot\": %u, \"active_streams\": %u, \"quota\": %lld, \"resident_buffers\": %u",
 	       ull(f->dev), major(f->dev), minor(f->dev), ull(f->ino), f->slot, f->opens,
 	       f->quota == POOL_QUOTA_ALL ? -1LL : (long long)f->quota, f->resident);
+	printf(", \"dirty_buffers\": %u, \"sync_relaxed\": %s", f->ndirty,
+	       f->flags & POOL_FILE_F_RELAXED ? "true" : "false");
 	json_counters(f->c, POOL_C_FILE_MAX);
 	json_derived(f->c);
 	printf("}");
@@ -240,7 +242,7 @@ static const char *printable(const char *s, char *buf, size_t len)
 /* The row functions print their table's header when @f is NULL. */
 static void text_file_ident(const struct pool_file_stats *f)
 {
-	char devino[48], quota[16], share[16], path[POOL_PATH_LEN];
+	char devino[48], quota[16], share[16], flags[4], path[POOL_PATH_LEN];
 	double rs;
 
 	if (!f) {
@@ -249,6 +251,8 @@ static void text_file_ident(const struct pool_file_stats *f)
 		return;
 	}
 	rs = monstat_read_share(f->c);
+	snprintf(flags, sizeof(flags), "%s%s", monstat_candidate(f->c) ? "*" : "",
+		 f->flags & POOL_FILE_F_RELAXED ? "R" : "");
 	snprintf(devino, sizeof(devino), "%u:%u/%llu", major(f->dev), minor(f->dev), ull(f->ino));
 	if (f->quota == POOL_QUOTA_ALL)
 		snprintf(quota, sizeof(quota), "all");
@@ -259,8 +263,7 @@ static void text_file_ident(const struct pool_file_stats *f)
 	else
 		snprintf(share, sizeof(share), "%.1f", rs);
 	printf("  %5u %-18s %5u %6s %7u %6s %1s %s\n", f->slot, devino, f->opens, quota,
-	       f->resident, share, monstat_candidate(f->c) ? "*" : "",
-	       printable(f->path, path, sizeof(path)));
+	       f->resident, share, flags, printable(f->path, path, sizeof(path)));
 }
 
 static void text_file_cache(const struct pool_file_stats *f)
@@ -321,7 +324,8 @@ static void print_text(const struct poolsnap *s, const struct stat_opts *o, cons
 	if (!n)
 		return;
 	text_table(s, o, text_file_ident);
-	printf("  (G: * marks a global buffering candidate, >= 75 %% of its I/O reads)\n");
+	printf("  (G: * marks a global buffering candidate, >= 75 %% of its I/O reads;"
+	       " R: open with sync=relaxed)\n");
 	text_table(s, o, text_file_cache);
 	text_table(s, o, text_file_io);
 }

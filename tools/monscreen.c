@@ -129,6 +129,14 @@ static void draw_totals(const struct mon_view *v)
 	     ull(c[POOL_C_BACKEND_READS]));
 }
 
+/* G: a global buffering candidate, R: open with sync=relaxed (its risk), B: both. */
+static char flag_char(const struct pool_file_stats *f)
+{
+	bool g = monstat_candidate(f->c), r = f->flags & POOL_FILE_F_RELAXED;
+
+	return g && r ? 'B' : r ? 'R' : g ? 'G' : ' ';
+}
+
 static void draw_hot_row(int y, const struct mon_view *v, const struct mon_hot *h)
 {
 	const struct pool_file_stats *f = h->f;
@@ -146,7 +154,7 @@ static void draw_hot_row(int y, const struct mon_view *v, const struct mon_hot *
 	     ull(monstat_reads(c) + monstat_writes(c)),
 	     pct(c[POOL_C_LOCAL_HITS], c[POOL_C_LOCAL_ATTEMPTS], 1, p1, sizeof(p1)),
 	     pct(c[POOL_C_GLOBAL_HITS], c[POOL_C_GLOBAL_ATTEMPTS], 1, p2, sizeof(p2)),
-	     share(c, p3, sizeof(p3)), q, f->resident, f->opens, monstat_candidate(c) ? 'G' : ' ',
+	     share(c, p3, sizeof(p3)), q, f->resident, f->opens, flag_char(f),
 	     fit(f->path, COLS - 56, path, sizeof(path)));
 	if (shown)
 		attroff(A_BOLD);
@@ -161,7 +169,8 @@ static void draw_hot(const struct mon_view *v, int last)
 	putf(HOT_Y, 0, "Hot files by %s: %zu of %zu", v->sort_name,
 	     v->nhot < (size_t)(last - y + 1) ? v->nhot : (size_t)(last - y + 1), v->nhot);
 	attroff(A_BOLD);
-	putf(HOT_Y, getcurx(stdscr), "   (G: >= %.0f %% reads, a global buffering candidate)",
+	putf(HOT_Y, getcurx(stdscr),
+	     "   (G: >= %.0f %% reads, a global buffering candidate; R: sync=relaxed; B: both)",
 	     MONSTAT_CANDIDATE_PCT);
 	attron(A_UNDERLINE);
 	putf(HOT_Y + 1, 0, "%8s %8s %6s %6s %5s %5s %5s %3s %c %-*s", "IO/s", "IOs", "LHIT%",

@@ -167,4 +167,6 @@ w=$(delta r2 r3 backend_writes)
 echo "user.accelfs.sync=relaxed on a strict mount: 100 write+fsync -> $w backend writes"
 [ "$w" -le 10 ] || fail "per-file sync=relaxed: $w backend writes for 100 records"
 grep -q "sync=relaxed" "$ACCEL_LOG" || fail "relaxed open was not logged"
+[ "$(pstat -i "$(file_id src/S)" relaxed)" = 1 ] || fail "the pool does not show src/S as relaxed"
+[ "$(pstat -i "$(file_id src/F)" relaxed)" = 0 ] || fail "a strict file is shown as relaxed"
 echo "PASS: deferred write coalesces, is visible everywhere, and flushes on time"

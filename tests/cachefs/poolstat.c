@@ -86,6 +86,8 @@ static int print_file(const struct pool_file_stats *st, const char *key)
 	put(key, "opens", st->opens, &shown);
 	put(key, "quota", st->quota, &shown);
 	put(key, "resident", st->resident, &shown);
+	put(key, "ndirty", st->ndirty, &shown);
+	put(key, "relaxed", !!(st->flags & POOL_FILE_F_RELAXED), &shown);
 	for (int c = 0; c < POOL_C_FILE_MAX; c++)
 		put(key, pool_counter_name(c), st->c[c], &shown);
 	return key && !shown ? 2 : 0;
