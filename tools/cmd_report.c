@@ -610,7 +610,10 @@ static bool confirm(unsigned int changes)
 
 	if (!isatty(STDIN_FILENO))
 		return false;
-	printf("Apply these %u change%s? [y/N] ", changes, changes == 1 ? "" : "s");
+	if (changes == 1)
+		printf("Apply this change? [y/N] ");
+	else
+		printf("Apply these %u changes? [y/N] ", changes);
 	fflush(stdout);
 	return fgets(line, sizeof(line), stdin) && (line[0] == 'y' || line[0] == 'Y');
 }

@@ -98,6 +98,13 @@ grep -q "^(dry run: " "$T/t1" || fail "not a terminal: not a dry run: $(cat "$T/
 expect_eq "the dry run writes nothing" "$(attrs "$SRC/hot.dat")" "$HOT0"
 ok "text report off a terminal is a dry run listing the same change"
 
+if command -v script >/dev/null; then # on a terminal: it asks, and "n" writes nothing
+	echo n | script -qec "'$ACCEL' report --pool '$POOL'" /dev/null >"$T/t2" || fail "tty report"
+	grep -q "Apply this change? \[y/N\]" "$T/t2" || fail "no question on a terminal: $(cat "$T/t2")"
+	expect_eq "answered no" "$(attrs "$SRC/hot.dat")" "$HOT0"
+	ok "on a terminal it asks first; no means no"
+fi
+
 before=$(jget "$T/r1" "$H[\"counters\"][\"backend_reads\"]")
 expect_rc 0 "$ACCEL" report --pool "$POOL" --apply
 grep -q "^Applied:$" <<<"$OUT" || fail "apply: $OUT"
