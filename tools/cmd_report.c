@@ -260,6 +260,12 @@ static void suggest_all(struct report *r)
 	free(a);
 }
 
+/* Does the suggestion cover the whole file (so a stored "all" already says it)? */
+static bool all_of(const struct rfile *rf, uint32_t bucket)
+{
+	return rf->size && rf->global >= (rf->size + bucket - 1) / bucket;
+}
+
 /* Decide which attributes change: only where the advice differs from now. */
 static void plan_changes(struct report *r)
 {
@@ -273,7 +279,9 @@ static void plan_changes(struct report *r)
 				 ull(rf->global));
 		rf->change[TUNING_GLOBAL_BUFFERS] =
 		    rf->candidate && rf->curve_ok && rf->global &&
-		    strcmp(rf->sug[TUNING_GLOBAL_BUFFERS], rf->cur[TUNING_GLOBAL_BUFFERS]);
+		    strcmp(rf->sug[TUNING_GLOBAL_BUFFERS], rf->cur[TUNING_GLOBAL_BUFFERS]) &&
+		    !(all_of(rf, r->snap.info.bucket_size) &&
+		      !strcmp(rf->cur[TUNING_GLOBAL_BUFFERS], "all"));
 		if (rf->curve_ok && rf->local != REPORT_LOCAL_DEFAULT)
 			snprintf(rf->sug[TUNING_LOCAL_BUFFERS], TUNING_VALUE_LEN, "%u", rf->local);
 		rf->change[TUNING_LOCAL_BUFFERS] =
@@ -382,11 +390,13 @@ static void text_file(const struct rfile *rf, uint32_t bucket)
 	printf("\nFile %s (slot %u", shown_path(rf), rf->st->slot);
 	if (rf->size)
 		printf(", %s", util_bytes(rf->size, b1, sizeof(b1)));
-	printf(", quota %s, %u resident)\n",
-	       rf->st->quota == POOL_QUOTA_ALL ? "all"
-	       : rf->st->quota		       ? (snprintf(b1, sizeof(b1), "%u", rf->st->quota), b1)
-					       : "none",
-	       rf->st->resident);
+	if (rf->st->quota == POOL_QUOTA_ALL)
+		snprintf(b1, sizeof(b1), "all");
+	else if (rf->st->quota)
+		snprintf(b1, sizeof(b1), "%u", rf->st->quota);
+	else
+		snprintf(b1, sizeof(b1), "none");
+	printf(", quota %s, %u resident)\n", b1, rf->st->resident);
 	text_used(rf->st->c, POOL_C_FILE_MAX);
 	if (rf->curve)
 		text_curve(rf->curve, 0);
