@@ -125,14 +125,23 @@ bool monstat_is_pct(enum monstat_row r)
 	return (unsigned int)r < MONSTAT_NROWS && rows[r].pct;
 }
 
+/*
+ * The application's bucket reads: each is a local hit or goes on to the pool,
+ * where it hits or misses (and the backend is read). Not backend_reads:
+ * read-ahead and deferred write's read-modify-write read the backend too.
+ */
 uint64_t monstat_reads(const uint64_t c[POOL_C_FILE_MAX])
 {
-	return c[POOL_C_LOCAL_HITS] + c[POOL_C_GLOBAL_HITS] + c[POOL_C_BACKEND_READS];
+	return c[POOL_C_LOCAL_HITS] + c[POOL_C_GLOBAL_ATTEMPTS];
 }
 
+/* The application's writes: straight to the backend, or deferred (whose
+ * write-backs are backend writes too, counted once here). */
 uint64_t monstat_writes(const uint64_t c[POOL_C_FILE_MAX])
 {
-	return c[POOL_C_BACKEND_WRITES];
+	uint64_t through = c[POOL_C_BACKEND_WRITES] - c[POOL_C_FLUSH_WRITES];
+
+	return (through <= c[POOL_C_BACKEND_WRITES] ? through : 0) + c[POOL_C_DEFERRED_WRITES];
 }
 
 double monstat_read_share(const uint64_t c[POOL_C_FILE_MAX])

@@ -113,8 +113,9 @@ static void test_helpers(void)
 	CU_ASSERT_DOUBLE_EQUAL(monstat_read_share(c), -1, EPS);
 	CU_ASSERT_FALSE(monstat_candidate(c));
 	c[POOL_C_LOCAL_HITS] = 1;
+	c[POOL_C_GLOBAL_ATTEMPTS] = 2; /* one hit, one miss */
 	c[POOL_C_GLOBAL_HITS] = 1;
-	c[POOL_C_BACKEND_READS] = 1;
+	c[POOL_C_BACKEND_READS] = 5; /* read-ahead and read-modify-write too: not reads */
 	c[POOL_C_BACKEND_WRITES] = 1;
 	CU_ASSERT_EQUAL(monstat_reads(c), 3);
 	CU_ASSERT_EQUAL(monstat_writes(c), 1);
@@ -122,6 +123,11 @@ static void test_helpers(void)
 	CU_ASSERT_TRUE(monstat_candidate(c)); /* exactly 75 % is a candidate */
 	c[POOL_C_BACKEND_WRITES] = 2;
 	CU_ASSERT_FALSE(monstat_candidate(c));
+	/* 10 deferred writes, written back by 3 flushes: 11 writes, not 14 */
+	c[POOL_C_DEFERRED_WRITES] = 10;
+	c[POOL_C_FLUSH_WRITES] = 3;
+	c[POOL_C_BACKEND_WRITES] = 4;
+	CU_ASSERT_EQUAL(monstat_writes(c), 11);
 	CU_ASSERT_STRING_EQUAL(monstat_label(MONSTAT_GBUF_WRITE_RATE), "Global Buf Write I/O Rate");
 	CU_ASSERT_TRUE(monstat_is_pct(MONSTAT_GLOBAL_HIT_PCT));
 	CU_ASSERT_FALSE(monstat_is_pct(MONSTAT_GLOBAL_ATTEMPT_RATE));
