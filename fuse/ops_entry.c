@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "accelfs_i.h"
@@ -189,13 +191,68 @@ static int do_setattr(struct inode *n, struct open_file *of, const struct stat *
 	return ret;
 }
 
+/*
+ * With the writeback cache the kernel owns a file's mtime and sends it with
+ * a SETATTR of mtime (and ctime) on the open handle at every fsync and
+ * write-back -- one extra backend metadata update per fsync'ed record, and
+ * the stat in the reply makes the next write take a fine-grained timestamp
+ * (multigrain timestamps), so ext4 journals the inode at every fsync. Only
+ * that request has this shape (a utimensat by a program carries no handle),
+ * so the time is kept on the handle and set once, at release; the reply
+ * takes the other attributes from a statx that does not ask for times.
+ */
+static bool kernel_times_flush(const struct open_file *of, int valid)
+{
+	return of && S_ISREG(of->inode->type) &&
+	       (valid & ~FUSE_SET_ATTR_CTIME) == FUSE_SET_ATTR_MTIME;
+}
+
+static int times_deferred(struct open_file *of, const struct stat *attr, int valid, struct stat *st)
+{
+	struct statx sx;
+
+	if (statx(of->fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS & ~(STATX_MTIME | STATX_CTIME), &sx))
+		return -errno;
+	*st = (struct stat){
+		.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor),
+		.st_ino = sx.stx_ino,
+		.st_mode = sx.stx_mode,
+		.st_nlink = sx.stx_nlink,
+		.st_uid = sx.stx_uid,
+		.st_gid = sx.stx_gid,
+		.st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor),
+		.st_size = (off_t)sx.stx_size,
+		.st_blksize = (blksize_t)sx.stx_blksize,
+		.st_blocks = (blkcnt_t)sx.stx_blocks,
+		.st_atim = { .tv_sec = sx.stx_atime.tv_sec, .tv_nsec = sx.stx_atime.tv_nsec },
+		.st_mtim = attr->st_mtim,
+		.st_ctim = (valid & FUSE_SET_ATTR_CTIME) ? attr->st_ctim : attr->st_mtim,
+	};
+	wb_fix_attr(of->inode, st);
+	pthread_mutex_lock(&of->inode->lock);
+	of->pending_mtime = attr->st_mtim;
+	of->mtime_pending = true;
+	pthread_mutex_unlock(&of->inode->lock);
+	return 0;
+}
+
 static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 			  struct fuse_file_info *fi)
 {
 	struct inode *n = inode_get(ino);
 	struct open_file *of = fi ? (struct open_file *)(uintptr_t)fi->fh : NULL;
-	int ret = do_setattr(n, of, attr, valid);
 	struct stat st;
+	int ret;
+
+	if (kernel_times_flush(of, valid)) {
+		ret = times_deferred(of, attr, valid, &st);
+		if (ret)
+			fuse_reply_err(req, -ret);
+		else
+			fuse_reply_attr(req, &st, accelfs.opts.attr_timeout);
+		return;
+	}
+	ret = do_setattr(n, of, attr, valid);
 
 	if (!ret)
 		ret = stat_inode(n, &st);

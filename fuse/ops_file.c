@@ -110,6 +110,23 @@ static int open_backing(struct inode *n, int kernel_flags)
 	return fd;
 }
 
+/* The kernel's last mtime of the file, kept since a SETATTR (ops_entry.c, kernel_times_flush). */
+static void apply_pending_mtime(struct open_file *of)
+{
+	struct inode *n = of->inode;
+
+	pthread_mutex_lock(&n->lock);
+	if (of->mtime_pending) {
+		struct timespec tv[2] = { { .tv_nsec = UTIME_OMIT }, of->pending_mtime };
+
+		if (futimens(of->fd, tv))
+			log_msg(LOG_WARNING, "inode %llu: cannot set mtime: %s",
+				(unsigned long long)n->ino, strerror(errno));
+		of->mtime_pending = false;
+	}
+	pthread_mutex_unlock(&n->lock);
+}
+
 static struct handle_link open_files; /* list head */
 static pthread_mutex_t open_files_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -117,6 +134,10 @@ static void handle_free(struct open_file *of)
 {
 	struct inode *n = of->inode;
 
+	/* deferred bytes first: their write-back would move the mtime set next */
+	if (__atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
+		wb_sync(of);
+	apply_pending_mtime(of); /* release, or the kernel never released it (unmount) */
 	pthread_mutex_lock(&n->lock);
 	n->opens--;
 	pthread_mutex_unlock(&n->lock);
@@ -215,6 +236,7 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	/* Deferred bytes first (nobody is left to hear of a failure: it is logged). */
 	if (__atomic_load_n(&fh->deferred, __ATOMIC_RELAXED))
 		wb_sync(fh);
+	apply_pending_mtime(fh);
 	/* What we leave in the kernel cache now matches the backing file. */
 	if (!fi->direct_io && !fstat(fh->fd, &st)) {
 		pthread_mutex_lock(&n->lock);

@@ -169,4 +169,25 @@ echo "user.accelfs.sync=relaxed on a strict mount: 100 write+fsync -> $w backend
 grep -q "sync=relaxed" "$ACCEL_LOG" || fail "relaxed open was not logged"
 [ "$(pstat -i "$(file_id src/S)" relaxed)" = 1 ] || fail "the pool does not show src/S as relaxed"
 [ "$(pstat -i "$(file_id src/F)" relaxed)" = 0 ] || fail "a strict file is shown as relaxed"
+
+# With the writeback cache the kernel's mtime of a file written and fsync'ed
+# is kept on the handle and set once at close; a program's own utime is not.
+mkdir mD
+accel_mount "$PWD/src" "$PWD/mD" -o "pool=$POOL,flush_interval=60"
+python3 - mD/T src/T <<'PY' || fail "mtime: the kernel's time was not kept, or a utime was deferred"
+import os, sys, time
+m, s = sys.argv[1], sys.argv[2]
+fd = os.open(m, os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o644)
+for i in range(20):
+    os.pwrite(fd, b"%0119d\n" % i, i * 120); os.fsync(fd)
+seen = os.stat(m).st_mtime_ns
+time.sleep(0.05)
+os.close(fd)
+assert os.stat(s).st_mtime_ns == seen, f"SOURCE mtime {os.stat(s).st_mtime_ns} != {seen}"
+fd = os.open(m, os.O_RDWR)
+os.utime(fd, ns=(10**18, 10**18))       # a program's own utime: at once
+assert os.stat(s).st_mtime_ns == 10**18, "utime by a program was not applied at once"
+os.close(fd)
+PY
+echo "mtime: the kernel's time reaches SOURCE at close; a program's utime at once"
 echo "PASS: deferred write coalesces, is visible everywhere, and flushes on time"
