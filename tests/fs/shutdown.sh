@@ -33,9 +33,11 @@ sigterm) kill -TERM $daemon ;;
 sigint) kill -INT $daemon ;;
 fusermount)
 	# The writer closes the file after each record, so the unmount wins
-	# within a few tries; EBUSY in between is normal kernel behaviour.
+	# within some tries; EBUSY in between is normal kernel behaviour. The
+	# file is open for most of each record (write, fdatasync, and close's
+	# FLUSH), so under a sanitizer this can take seconds: try for 15 s.
 	ok=0
-	for _ in $(seq 200); do
+	for _ in $(seq 750); do
 		fusermount3 -u "$base/mnt" 2>/dev/null && { ok=1; break; }
 		sleep 0.02
 	done
