@@ -461,6 +461,12 @@ static int flush_batch(struct stream *st, struct pool_file *pf, struct pool_dirt
 int stream_flush(struct stream *st, uint32_t owner, uint64_t before_ns, stream_write_fn fn,
 		 void *arg)
 {
+	return stream_flush_below(st, owner, before_ns, UINT64_MAX, fn, arg);
+}
+
+int stream_flush_below(struct stream *st, uint32_t owner, uint64_t before_ns, uint64_t limit,
+		       stream_write_fn fn, void *arg)
+{
 	struct pool_dirty list[FLUSH_BATCH];
 	int batch = FLUSH_BYTES / st->bsize, n = 0, err = 0;
 	struct pool_file *pf;
@@ -478,7 +484,14 @@ int stream_flush(struct stream *st, uint32_t owner, uint64_t before_ns, stream_w
 	 * time); a bucket rewritten while on its way is written again, a few times
 	 * at most. */
 	for (int round = 0; !err && round < 16; round++) {
+		int kept = 0;
+
 		n = pool_dirty_list(pf, owner, before_ns, list, batch);
+		for (int i = 0; i < n; i++)
+			if (list[i].bucket < limit)
+				list[kept++] = list[i];
+		if (n > 0)
+			n = kept;
 		if (n <= 0)
 			break;
 		err = flush_batch(st, pf, list, n, st->flushbuf, owner, fn, arg);

@@ -113,6 +113,10 @@ int stream_readahead(struct stream *st, uint64_t off, size_t len, uint64_t max_b
 int stream_prefetched(struct pool_file *pf, const struct pool_ticket *t, uint64_t first,
 		      const void *data, size_t len, uint32_t bsize);
 
+/* stream_flush() of the buckets below @limit only (a writer that filled them). */
+int stream_flush_below(struct stream *st, uint32_t owner, uint64_t before_ns, uint64_t limit,
+		       stream_write_fn fn, void *arg);
+
 /* Dirty buckets of the file in the pool (any owner). */
 uint32_t stream_dirty(struct stream *st);
 

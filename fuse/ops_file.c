@@ -271,8 +271,11 @@ static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
  */
 static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	int ret = wb_sync(fh_of(fi));
+
 	(void)ino;
-	fuse_reply_err(req, -wb_sync(fh_of(fi)));
+	apply_pending_mtime(fh_of(fi)); /* before close returns, not at the async release */
+	fuse_reply_err(req, -ret);
 }
 
 static void accel_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,

@@ -139,9 +139,18 @@ void wb_fix_attr(struct inode *n, struct stat *st)
 	}
 }
 
+static int flush_some(struct open_file *of, uint64_t before, uint64_t limit);
+
+/* The buckets below @limit, whatever their age. */
+static void flush_below(struct open_file *of, uint64_t limit)
+{
+	if (limit)
+		flush_some(of, UINT64_MAX, limit);
+}
+
 ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 {
-	size_t size = fuse_buf_size(in);
+	size_t size = fuse_buf_size(in), bsize;
 	struct inode *n = of->inode;
 	const void *data;
 	bool foreign;
@@ -177,11 +186,21 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	/* Bytes in a bucket another daemon writes back: make them ours on SOURCE too. */
 	if (foreign && backend_write_fn(of, data, size, (uint64_t)off) < 0)
 		return -EIO;
+	/* A writer that reached the end of a bucket has filled it: the buckets
+	 * behind it go to SOURCE now, as one large write (RMS writes a full
+	 * buffer), not at the next timer tick. An error waits for fsync/close. */
+	bsize = pool_bucket_size(cache_io_pool());
+	if (((uint64_t)off + size) / bsize > (uint64_t)off / bsize ||
+	    ((uint64_t)off + size) % bsize == 0)
+		flush_below(of, ((uint64_t)off + size) / bsize);
 	return ret;
 }
 
-/* Write our dirty buckets of @of's file dirty since before @before (ns) to SOURCE. */
-static int flush(struct open_file *of, uint64_t before)
+/*
+ * Write our dirty buckets of @of's file dirty since before @before (ns), and
+ * below bucket @limit, to SOURCE.
+ */
+static int flush_some(struct open_file *of, uint64_t before, uint64_t limit)
 {
 	struct inode *n = of->inode;
 	int ret;
@@ -189,7 +208,7 @@ static int flush(struct open_file *of, uint64_t before)
 	if (!of->stream || !wb_size(n))
 		return 0;
 	pthread_mutex_lock(&n->wb_lock);
-	ret = stream_flush(of->stream, owner, before, backend_write_fn, of);
+	ret = stream_flush_below(of->stream, owner, before, limit, backend_write_fn, of);
 	if (ret) {
 		int zero = 0;
 
@@ -199,12 +218,17 @@ static int flush(struct open_file *of, uint64_t before)
 				"inode %llu: deferred write failed: %s; kept, reported at next "
 				"fsync or close",
 				(unsigned long long)n->ino, strerror(-ret));
-	} else if (before == UINT64_MAX && !stream_dirty(of->stream)) {
+	} else if (before == UINT64_MAX && limit == UINT64_MAX && !stream_dirty(of->stream)) {
 		__atomic_store_n(&n->wb_size, 0, __ATOMIC_RELEASE);
 		pool_file_deferred_clamp(stream_file(of->stream), UINT64_MAX);
 	}
 	pthread_mutex_unlock(&n->wb_lock);
 	return ret;
+}
+
+static int flush(struct open_file *of, uint64_t before)
+{
+	return flush_some(of, before, UINT64_MAX);
 }
 
 /* Before a write that goes around the pool: our older deferred bytes first. */

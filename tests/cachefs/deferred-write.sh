@@ -59,10 +59,11 @@ elif cmd == "fsync":           # fsync PATH SRC: one record, fsync, SOURCE has i
     os.write(fd, r(7)); os.fsync(fd)
     assert open(sys.argv[3], "rb").read() == r(7), "fsync returned before SOURCE had the data"
     os.close(fd)
-elif cmd == "hold":            # hold PATH N SECS READY: write, no fsync, stay open
+elif cmd in ("hold", "holdsync"):  # hold[sync] PATH N SECS READY: write, [fsync,] stay open
     n, secs, ready = int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
     fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
     for i in range(n): os.write(fd, r(i))
+    if cmd == "holdsync": os.fsync(fd)
     open(ready, "w").close()
     time.sleep(secs)
 PY
@@ -113,6 +114,19 @@ wait "$victim" 2>/dev/null
 fusermount3 -u -z "$PWD/mA" 2>/dev/null || umount -l "$PWD/mA"
 rec check src/K 300 0 || fail "kill -9: data older than flush_interval lost"
 echo "kill -9: every record older than flush_interval was on SOURCE"
+
+# kill -9 right after fsync, with a flush_interval that never came: all there
+accel_mount "$PWD/src" "$PWD/mA" -o "$base,flush_interval=60"
+victim=$ACCEL_PID
+rm -f ready
+cfs_bg rec holdsync mA/Y 300 30 ready
+for _ in $(seq 100); do [ -e ready ] && break; sleep 0.05; done
+[ -e ready ] || fail "the fsync writer did not finish"
+kill -KILL "$victim"
+wait "$victim" 2>/dev/null
+fusermount3 -u -z "$PWD/mA" 2>/dev/null || umount -l "$PWD/mA"
+rec check src/Y 300 0 || fail "kill -9 after fsync: acknowledged data lost"
+echo "kill -9 right after fsync: every record on SOURCE"
 
 # a daemon killed with dirty buffers: the next one drops them (dirty_lost), serves SOURCE
 accel_mount "$PWD/src" "$PWD/mA" -o "$base,flush_interval=60"
