@@ -93,51 +93,49 @@ rec fsync mA/G src/G || fail "fsync was deferred"
 accel_umount "$PWD/mA"
 accel_umount "$PWD/mB"
 
-# 4 and 5: flush_interval 0.3 s.
-accel_mount "$PWD/src" "$PWD/mA" -o "$base,flush_interval=0.3"
-victim=$ACCEL_PID
-rm -f ready
-cfs_bg rec hold mA/H 500 30 ready
-for _ in $(seq 100); do [ -e ready ] && break; sleep 0.05; done
-[ -e ready ] || fail "the writer did not start"
+# 4 and 5: the flusher and kill -9. Helpers: a writer on mA that stays open
+# after writing, and a SIGKILL of mA's daemon with its dead mount detached.
+mount_a() { # FLUSH_INTERVAL
+	accel_mount "$PWD/src" "$PWD/mA" -o "$base,flush_interval=$1"
+	victim=$ACCEL_PID
+}
+start_writer() { # hold|holdsync FILE N
+	rm -f ready
+	cfs_bg rec "$1" "mA/$2" "$3" 30 ready
+	for _ in $(seq 100); do [ -e ready ] && break; sleep 0.05; done
+	[ -e ready ] || fail "the writer of $2 did not get through its records"
+}
+kill_a() {
+	kill -KILL "$victim"
+	wait "$victim" 2>/dev/null
+	fusermount3 -u -z "$PWD/mA" 2>/dev/null || umount -l "$PWD/mA"
+}
+
+mount_a 0.3
+start_writer hold H 500
 sleep 1 # > 2 x flush_interval, file still open
 rec check src/H 500 0 || fail "flusher: data older than 2 x flush_interval is not on SOURCE"
 echo "flusher: 500 records on SOURCE within 1 s while the file stays open"
 
 # kill -9 with the file open: what the flusher wrote stays; the pool forgets the rest
-rm -f ready
-cfs_bg rec hold mA/K 300 30 ready
-for _ in $(seq 100); do [ -e ready ] && break; sleep 0.05; done
+start_writer hold K 300
 sleep 1
-kill -KILL "$victim"
-wait "$victim" 2>/dev/null
-fusermount3 -u -z "$PWD/mA" 2>/dev/null || umount -l "$PWD/mA"
+kill_a
 rec check src/K 300 0 || fail "kill -9: data older than flush_interval lost"
 echo "kill -9: every record older than flush_interval was on SOURCE"
 
 # kill -9 right after fsync, with a flush_interval that never came: all there
-accel_mount "$PWD/src" "$PWD/mA" -o "$base,flush_interval=60"
-victim=$ACCEL_PID
-rm -f ready
-cfs_bg rec holdsync mA/Y 300 30 ready
-for _ in $(seq 100); do [ -e ready ] && break; sleep 0.05; done
-[ -e ready ] || fail "the fsync writer did not finish"
-kill -KILL "$victim"
-wait "$victim" 2>/dev/null
-fusermount3 -u -z "$PWD/mA" 2>/dev/null || umount -l "$PWD/mA"
+mount_a 60
+start_writer holdsync Y 300
+kill_a
 rec check src/Y 300 0 || fail "kill -9 after fsync: acknowledged data lost"
 echo "kill -9 right after fsync: every record on SOURCE"
 
 # a daemon killed with dirty buffers: the next one drops them (dirty_lost), serves SOURCE
-accel_mount "$PWD/src" "$PWD/mA" -o "$base,flush_interval=60"
-victim=$ACCEL_PID
-rm -f ready
-cfs_bg rec hold mA/L 10 30 ready
-for _ in $(seq 100); do [ -e ready ] && break; sleep 0.05; done
+mount_a 60
+start_writer hold L 10
 [ "$(pstat dirty_lost)" = 0 ] || fail "dirty_lost before any daemon died"
-kill -KILL "$victim"
-wait "$victim" 2>/dev/null
-fusermount3 -u -z "$PWD/mA" 2>/dev/null || umount -l "$PWD/mA"
+kill_a
 accel_mount "$PWD/src" "$PWD/mB" -o "$base,flush_interval=60"
 lost=$(pstat dirty_lost)
 [ "$lost" -ge 1 ] || fail "the new daemon did not drop the dead daemon's dirty buffers"
