@@ -65,6 +65,16 @@ int pool_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *d
 		return -ENOTRECOVERABLE;
 	epoch = pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST));
 	idx = pool_buf_lookup(pool, s, pf->slot, epoch, bucket);
+	if (idx != POOL_NONE && !whole && !(pool->bufs[idx].flags & POOL_BUF_F_DIRTY) &&
+	    pool->bufs[idx].len < pool->bsize) {
+		/*
+		 * A clean copy that ends inside the bucket shows an end of file
+		 * that a write past it (here or in another mount) may have moved:
+		 * patching it would make the bytes after it zeros. Read it anew.
+		 */
+		pool_buf_drop(pool, idx);
+		idx = POOL_NONE;
+	}
 	if (idx != POOL_NONE) {
 		ret = (pool->bufs[idx].flags & POOL_BUF_F_DIRTY) && pool->bufs[idx].owner != owner
 			  ? 2

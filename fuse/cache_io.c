@@ -277,14 +277,17 @@ static ssize_t read_backend(void *arg, void *buf, size_t len, uint64_t off)
 }
 
 /*
- * A short read below the end of deferred data: SOURCE ends earlier, and what
- * lies between is holes (zeros) and dirty buckets (in the pool). Bucket by
- * bucket: what the cache has, then zeros to the bucket's end.
+ * A read came back short at @off + @n, below the file's end @end (SOURCE's
+ * size, or deferred data past it). A bucket cached shorter than the file
+ * now is (the end of file was in it, then a write past it here or in another
+ * mount, or deferred bytes further on) is fixed bucket by bucket: a clean
+ * copy is dropped and read again, a dirty one grows with zeros (SOURCE has
+ * a hole there); what SOURCE does not have below @end reads as zeros.
  */
-static ssize_t read_deferred_tail(struct open_file *of, void *buf, size_t size, off_t off,
-				  ssize_t n)
+static ssize_t read_short(struct open_file *of, void *buf, size_t size, off_t off, ssize_t n,
+			  uint64_t end)
 {
-	uint64_t end = wb_end(of), bsize = pool_bucket_size(pool);
+	uint64_t bsize = pool_bucket_size(pool);
 	uint8_t *p = buf;
 
 	if (end > (uint64_t)off + size)
@@ -292,8 +295,10 @@ static ssize_t read_deferred_tail(struct open_file *of, void *buf, size_t size, 
 	while ((uint64_t)off + (uint64_t)n < end) {
 		uint64_t pos = (uint64_t)off + (uint64_t)n;
 		uint64_t stop = (pos / bsize + 1) * bsize < end ? (pos / bsize + 1) * bsize : end;
-		ssize_t m = stream_read(of->stream, p + n, stop - pos, pos, read_backend, of);
+		ssize_t m;
 
+		stream_grown(of->stream, pos, end);
+		m = stream_read(of->stream, p + n, stop - pos, pos, read_backend, of);
 		if (m < 0)
 			return n ? n : m;
 		memset(p + n + m, 0, stop - pos - (uint64_t)m);
@@ -322,30 +327,18 @@ ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)
 	n = stream_read(of->stream, buf, size, (uint64_t)off, read_backend, of);
 	if (n > 0)
 		cache_io_readahead(of, (uint64_t)off, (size_t)n);
-	if (n >= 0 && (size_t)n < size && wb_end(of) > (uint64_t)off + (uint64_t)n)
-		return read_deferred_tail(of, buf, size, off, n);
-	/*
-	 * A short read claims end of file. If the file has grown since its last
-	 * bucket was cached (a write or fallocate past the old end, here or in
-	 * another mount), that bucket is stale: drop the file and read again.
-	 */
-	if (n >= 0 && (size_t)n < size && !fstat(of->fd, &st) && st.st_size > off + n) {
-		/* with deferred data the file cannot be dropped whole (I8): just
-		 * the short buckets, one at a time */
-		if (stream_invalidate(of->stream) == 0)
-			return stream_read(of->stream, buf, size, (uint64_t)off, read_backend, of);
-		for (int i = 0; i < 64 && (size_t)n < size && st.st_size > off + n; i++) {
-			ssize_t m;
+	if (n >= 0 && (size_t)n < size) {
+		uint64_t end = wb_end(of), got = (uint64_t)off + (uint64_t)n;
 
-			if (stream_grown(of->stream, (uint64_t)(off + n), (uint64_t)st.st_size) <=
-			    0)
-				break;
-			m = stream_read(of->stream, (uint8_t *)buf + n, size - (size_t)n,
-					(uint64_t)(off + n), read_backend, of);
-			if (m < 0)
-				break;
-			n += m;
-		}
+		if (!fstat(of->fd, &st) && (uint64_t)st.st_size > end)
+			end = (uint64_t)st.st_size;
+		if (end <= got)
+			return n; /* the real end of file */
+		/* Grown since its last bucket was cached: without deferred data
+		 * the file's buffers are dropped at once (O(1)) and read again. */
+		if (!wb_end(of) && stream_invalidate(of->stream) == 0)
+			return stream_read(of->stream, buf, size, (uint64_t)off, read_backend, of);
+		return read_short(of, buf, size, off, n, end);
 	}
 	return n;
 }
