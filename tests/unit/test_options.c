@@ -123,6 +123,42 @@ static void test_rejects(void)
 	expect_usage_error(dangling_o);
 }
 
+/* Deferred write and read-ahead (issue 4): defaults, values, and that "sync"
+ * alone is still the kernel flag while "sync=relaxed" is ours. */
+static void test_writeback_options(void)
+{
+	struct accelfs_opts o;
+	const char *defaults[] = { "/s", "/m", NULL };
+	const char *set[] = {
+		"/s", "/m", "-o",
+		"deferred_write=off,flush_interval=0.25,sync=relaxed,readahead_max=4M,sync", NULL
+	};
+	const char *bad_sync[] = { "/s", "/m", "-o", "sync=lazy", NULL };
+	const char *bad_interval[] = { "/s", "/m", "-o", "flush_interval=0.001", NULL };
+	const char *big_interval[] = { "/s", "/m", "-o", "flush_interval=3601", NULL };
+	const char *bad_ra[] = { "/s", "/m", "-o", "readahead_max=2G", NULL };
+	const char *bad_dw[] = { "/s", "/m", "-o", "deferred_write=sometimes", NULL };
+
+	CU_ASSERT_EQUAL_FATAL(parse(&o, defaults), 0);
+	CU_ASSERT_TRUE(o.deferred_write);
+	CU_ASSERT_DOUBLE_EQUAL(o.flush_interval, 1.0, 1e-9);
+	CU_ASSERT_FALSE(o.sync_relaxed);
+	CU_ASSERT_EQUAL(o.readahead_max, 1U << 20);
+	opts_free(&o);
+	CU_ASSERT_EQUAL_FATAL(parse(&o, set), 0);
+	CU_ASSERT_FALSE(o.deferred_write);
+	CU_ASSERT_DOUBLE_EQUAL(o.flush_interval, 0.25, 1e-9);
+	CU_ASSERT_TRUE(o.sync_relaxed);
+	CU_ASSERT_EQUAL(o.readahead_max, 4U << 20);
+	CU_ASSERT_STRING_EQUAL(o.mount_opts, "sync");
+	opts_free(&o);
+	expect_usage_error(bad_sync);
+	expect_usage_error(bad_interval);
+	expect_usage_error(big_interval);
+	expect_usage_error(bad_ra);
+	expect_usage_error(bad_dw);
+}
+
 static void test_help_version(void)
 {
 	struct accelfs_opts o;
@@ -170,6 +206,7 @@ int main(void)
 	CU_add_test(s, "all options", test_all_options);
 	CU_add_test(s, "fstab words ignored", test_fstab_words_ignored);
 	CU_add_test(s, "bad input rejected", test_rejects);
+	CU_add_test(s, "deferred write and read-ahead options", test_writeback_options);
 	CU_add_test(s, "help and version", test_help_version);
 	CU_add_test(s, "value parsers", test_helpers);
 	return cunit_run();
