@@ -291,8 +291,9 @@ bool pool_file_deferred_peek(struct pool *pool, uint64_t dev, uint64_t ino, uint
 	*mtime_ns = LOAD(&fs->dmtime_ns);
 	POOL_FENCE(__ATOMIC_ACQUIRE);
 	/* the slot must still be that file (I6) */
+	/* an end left behind by a flush that emptied the file's dirty buffers is not one */
 	return !(gen & 1) && LOAD(&fs->idgen) == gen && LOAD(&fs->dev) == dev &&
-	       LOAD(&fs->ino) == ino && *end;
+	       LOAD(&fs->ino) == ino && *end && LOAD(&fs->ndirty);
 }
 
 int pool_dirty_discard(struct pool_file *pf, uint32_t owner)

@@ -78,6 +78,8 @@ struct open_file {
 	bool relaxed;	 /* sync=relaxed: fsync/O_SYNC mean "within flush_interval" */
 	bool deferred;	 /* atomic: this handle deferred a write (the flusher looks) */
 	uint64_t ra_max; /* read-ahead limit (readahead_max, or the file's attribute) */
+	int rmw_fd;	 /* O_NOATIME reader for read-modify-write, -1: none (yet) */
+	bool rmw_tried;
 };
 
 struct dir_handle {
@@ -157,10 +159,13 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off);
 int wb_sync(struct open_file *of);
 void wb_last_close(struct open_file *of);
 int wb_flush_now(struct open_file *of);
+int wb_write_through_begin(struct open_file *of);
+void wb_write_through_end(struct open_file *of);
 void wb_truncated(struct inode *n, uint64_t size);
 int wb_fsync_relaxed(struct open_file *of);
 void wb_fix_attr(struct inode *n, struct stat *st);
 uint64_t wb_size(struct inode *n);
+bool wb_pending(struct open_file *of);
 uint64_t wb_end(struct open_file *of);
 int wb_start(void);
 void wb_stop(void);

@@ -204,6 +204,7 @@ int cache_io_open(struct open_file *of, const struct stat *st)
 
 	of->stream = NULL;
 	of->dfd = -1;
+	of->rmw_fd = -1;
 	if (!pool || !S_ISREG(st->st_mode))
 		return 0;
 	file_id(st, &of->id);
@@ -246,6 +247,9 @@ void cache_io_close(struct open_file *of)
 	if (of->dfd >= 0)
 		close(of->dfd);
 	of->dfd = -1;
+	if (of->rmw_fd >= 0)
+		close(of->rmw_fd);
+	of->rmw_fd = -1;
 	stream_close(of->stream);
 	of->stream = NULL;
 }
@@ -350,20 +354,27 @@ int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len)
 	if (!of->stream)
 		return 0;
 	/* our deferred bytes are older than this write: they go first (I8) */
-	if (wb_size(of->inode) && (ret = wb_flush_now(of)))
+	ret = wb_write_through_begin(of);
+	if (ret)
 		return ret;
 	of->wrote = true;
-	return stream_write_begin(of->stream, off, (size_t)len);
+	ret = stream_write_begin(of->stream, off, (size_t)len);
+	if (ret)
+		wb_write_through_end(of);
+	return ret;
 }
 
 void cache_io_write_end(struct open_file *of, uint64_t off, ssize_t res)
 {
-	if (of->stream)
-		stream_write_end(of->stream, off, res);
+	if (!of->stream)
+		return;
+	stream_write_end(of->stream, off, res);
+	wb_write_through_end(of);
 }
 
 void cache_io_truncated(struct open_file *of, uint64_t size)
 {
+	wb_truncated(of->inode, size);
 	if (of->stream)
 		stream_truncate(of->stream, size);
 }

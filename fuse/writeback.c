@@ -69,11 +69,22 @@ void wb_open(struct open_file *of, int deferred_attr, int sync_attr)
 			(unsigned long long)of->inode->ino, o->flush_interval);
 }
 
+/*
+ * Read-modify-write reads SOURCE on behalf of a write: through a descriptor
+ * opened O_NOATIME where allowed (owner or CAP_FOWNER), so that a write does
+ * not change the file's atime as a read would.
+ */
 static ssize_t backend_read_fn(void *arg, void *buf, size_t len, uint64_t off)
 {
 	struct open_file *of = arg;
 
-	return backend_pread(of->fd, buf, len, (off_t)off);
+	if (!of->rmw_tried) {
+		char proc[PROC_FD_LEN];
+
+		of->rmw_tried = true;
+		of->rmw_fd = open(proc_fd_path(of->fd, proc), O_RDONLY | O_NOATIME | O_CLOEXEC);
+	}
+	return backend_pread(of->rmw_fd >= 0 ? of->rmw_fd : of->fd, buf, len, (off_t)off);
 }
 
 static ssize_t backend_write_fn(void *arg, const void *buf, size_t len, uint64_t off)
@@ -92,6 +103,16 @@ static ssize_t backend_write_fn(void *arg, const void *buf, size_t len, uint64_t
 	return (ssize_t)done;
 }
 
+/*
+ * Does the file have dirty buffers in the pool? Asked of the pool, not of
+ * this node: after a close-to-open retirement two nodes (and their handles)
+ * can stand for one file, and the kernel may write through either.
+ */
+bool wb_pending(struct open_file *of)
+{
+	return of->stream && stream_dirty(of->stream);
+}
+
 uint64_t wb_size(struct inode *n)
 {
 	return __atomic_load_n(&n->wb_size, __ATOMIC_ACQUIRE);
@@ -103,14 +124,15 @@ static uint64_t deferred_end(struct inode *n, const struct stat *st, int64_t *mt
 	uint64_t size = wb_size(n), shared = 0;
 	int64_t smt = 0;
 
+	/* the pool is the truth: no dirty buffers, no deferred end (ours may be stale) */
 	*mt = __atomic_load_n(&n->wb_mtime_ns, __ATOMIC_RELAXED);
-	if (cache_io_pool() &&
-	    pool_file_deferred_peek(cache_io_pool(), st->st_dev, st->st_ino, &shared, &smt)) {
-		if (shared > size)
-			size = shared;
-		if (smt > *mt)
-			*mt = smt;
-	}
+	if (!cache_io_pool() ||
+	    !pool_file_deferred_peek(cache_io_pool(), st->st_dev, st->st_ino, &shared, &smt))
+		return 0;
+	if (shared > size)
+		size = shared;
+	if (smt > *mt)
+		*mt = smt;
 	return size;
 }
 
@@ -139,14 +161,7 @@ void wb_fix_attr(struct inode *n, struct stat *st)
 	}
 }
 
-static int flush_some(struct open_file *of, uint64_t before, uint64_t limit);
-
-/* The buckets below @limit, whatever their age. */
-static void flush_below(struct open_file *of, uint64_t limit)
-{
-	if (limit)
-		flush_some(of, UINT64_MAX, limit);
-}
+static int flush_some_locked(struct open_file *of, uint64_t before, uint64_t limit);
 
 ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 {
@@ -170,10 +185,14 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 			return -EAGAIN;
 		data = tmp;
 	}
+	/* wb_lock: deferrals of one file never meet its write-throughs or flushes */
+	pthread_mutex_lock(&n->wb_lock);
 	ret = stream_write_defer(of->stream, data, size, (uint64_t)off, backend_read_fn, of, owner,
 				 &foreign);
-	if (ret < 0)
+	if (ret < 0) {
+		pthread_mutex_unlock(&n->wb_lock);
 		return ret == -EAGAIN ? -EAGAIN : ret;
+	}
 	__atomic_store_n(&of->deferred, true, __ATOMIC_RELAXED);
 	of->wrote = true; /* at close, the pool's copy matches SOURCE: revalidate, keep it */
 	__atomic_store_n(&n->wb_mtime_ns, (int64_t)realtime_ns(), __ATOMIC_RELAXED);
@@ -185,14 +204,16 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 			break;
 	/* Bytes in a bucket another daemon writes back: make them ours on SOURCE too. */
 	if (foreign && backend_write_fn(of, data, size, (uint64_t)off) < 0)
-		return -EIO;
+		ret = -EIO;
 	/* A writer that reached the end of a bucket has filled it: the buckets
 	 * behind it go to SOURCE now, as one large write (RMS writes a full
 	 * buffer), not at the next timer tick. An error waits for fsync/close. */
 	bsize = pool_bucket_size(cache_io_pool());
-	if (((uint64_t)off + size) / bsize > (uint64_t)off / bsize ||
-	    ((uint64_t)off + size) % bsize == 0)
-		flush_below(of, ((uint64_t)off + size) / bsize);
+	if (ret >= 0 && ((uint64_t)off + size) / bsize &&
+	    (((uint64_t)off + size) / bsize > (uint64_t)off / bsize ||
+	     ((uint64_t)off + size) % bsize == 0))
+		flush_some_locked(of, UINT64_MAX, ((uint64_t)off + size) / bsize);
+	pthread_mutex_unlock(&n->wb_lock);
 	return ret;
 }
 
@@ -200,14 +221,13 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
  * Write our dirty buckets of @of's file dirty since before @before (ns), and
  * below bucket @limit, to SOURCE.
  */
-static int flush_some(struct open_file *of, uint64_t before, uint64_t limit)
+static int flush_some_locked(struct open_file *of, uint64_t before, uint64_t limit)
 {
 	struct inode *n = of->inode;
 	int ret;
 
-	if (!of->stream || !wb_size(n))
+	if (!wb_pending(of))
 		return 0;
-	pthread_mutex_lock(&n->wb_lock);
 	ret = stream_flush_below(of->stream, owner, before, limit, backend_write_fn, of);
 	if (ret) {
 		int zero = 0;
@@ -218,12 +238,46 @@ static int flush_some(struct open_file *of, uint64_t before, uint64_t limit)
 				"inode %llu: deferred write failed: %s; kept, reported at next "
 				"fsync or close",
 				(unsigned long long)n->ino, strerror(-ret));
-	} else if (before == UINT64_MAX && limit == UINT64_MAX && !stream_dirty(of->stream)) {
+	} else if (!stream_dirty(of->stream)) {
 		__atomic_store_n(&n->wb_size, 0, __ATOMIC_RELEASE);
 		pool_file_deferred_clamp(stream_file(of->stream), UINT64_MAX);
 	}
-	pthread_mutex_unlock(&n->wb_lock);
 	return ret;
+}
+
+static int flush_some(struct open_file *of, uint64_t before, uint64_t limit)
+{
+	int ret;
+
+	if (!wb_pending(of))
+		return 0;
+	pthread_mutex_lock(&of->inode->wb_lock);
+	ret = flush_some_locked(of, before, limit);
+	pthread_mutex_unlock(&of->inode->wb_lock);
+	return ret;
+}
+
+/*
+ * A write straight to SOURCE (write-through, truncate, fallocate,
+ * copy_file_range): under the file's wb_lock from here to
+ * wb_write_through_end(), so no deferred write lands in its buckets while
+ * they are being dropped and SOURCE changed (a bucket dirtied in between
+ * would keep the old bytes of that range). Our older deferred bytes go first.
+ */
+int wb_write_through_begin(struct open_file *of)
+{
+	int ret;
+
+	pthread_mutex_lock(&of->inode->wb_lock);
+	ret = flush_some_locked(of, UINT64_MAX, UINT64_MAX);
+	if (ret)
+		pthread_mutex_unlock(&of->inode->wb_lock);
+	return ret;
+}
+
+void wb_write_through_end(struct open_file *of)
+{
+	pthread_mutex_unlock(&of->inode->wb_lock);
 }
 
 static int flush(struct open_file *of, uint64_t before)
@@ -254,7 +308,7 @@ int wb_sync(struct open_file *of)
 	int err = __atomic_exchange_n(&of->inode->wb_err, 0, __ATOMIC_RELAXED);
 
 	/* a failure that this flush put right (space freed since) is not reported */
-	return ret ? ret : (wb_size(of->inode) ? err : 0);
+	return ret ? ret : (wb_pending(of) ? err : 0);
 }
 
 /*

@@ -28,7 +28,7 @@ pstat >p0
 "$FSX" -N "${FSX_OPS:-20000}" ${FSX_SEED:+-S "$FSX_SEED"} "${flags[@]}" m ||
 	fail "fsx failed on a cached mount (seed above; replay with FSX_SEED=N)"
 # seeds that once found a bug stay in the suite
-for seed in 120024656408415; do # short read at a stale short bucket with deferred data
+for seed in 120024656408415 129361915311660; do # stale short bucket; stale deferred size
 	"$FSX" -N 5000 -S $seed "${flags[@]}" m || fail "fsx regression seed $seed failed"
 done
 pstat >p1
