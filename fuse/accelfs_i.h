@@ -48,9 +48,7 @@ struct inode {
 	off_t stamp_size;
 
 	/* Deferred write (writeback.c): this daemon's dirty bytes of the file. */
-	pthread_mutex_t wb_lock; /* serialises flushes of the file */
-	uint64_t wb_size;	 /* atomic: end of deferred data past SOURCE's end, 0: none */
-	int64_t wb_mtime_ns;	 /* atomic: CLOCK_REALTIME of the last deferred write */
+	pthread_mutex_t wb_lock; /* serialises deferrals, flushes and write-throughs of the file */
 	int wb_err;		 /* atomic: a failed flush's -errno, for the next fsync/close */
 };
 
@@ -161,10 +159,8 @@ void wb_last_close(struct open_file *of);
 int wb_flush_now(struct open_file *of);
 int wb_write_through_begin(struct open_file *of);
 void wb_write_through_end(struct open_file *of);
-void wb_truncated(struct inode *n, uint64_t size);
 int wb_fsync_relaxed(struct open_file *of);
-void wb_fix_attr(struct inode *n, struct stat *st);
-uint64_t wb_size(struct inode *n);
+void wb_fix_attr(struct stat *st);
 bool wb_pending(struct open_file *of);
 uint64_t wb_end(struct open_file *of);
 int wb_start(void);

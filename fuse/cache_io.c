@@ -323,7 +323,7 @@ ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)
 	 * nor a backend read, and must not count as a miss: one fstat decides,
 	 * and a file seen to have grown is not fstat'ed again below its size. */
 	if ((uint64_t)off >= of->known_size && !fstat(of->fd, &st)) {
-		wb_fix_attr(of->inode, &st); /* deferred bytes past SOURCE's end count */
+		wb_fix_attr(&st); /* deferred bytes past SOURCE's end count */
 		if (off >= st.st_size)
 			return 0;
 		of->known_size = (uint64_t)st.st_size;
@@ -374,7 +374,6 @@ void cache_io_write_end(struct open_file *of, uint64_t off, ssize_t res)
 
 void cache_io_truncated(struct open_file *of, uint64_t size)
 {
-	wb_truncated(of->inode, size);
 	if (of->stream)
 		stream_truncate(of->stream, size);
 }
@@ -404,8 +403,6 @@ int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode 
 			pool_invalidate_file(pf);
 		else
 			pool_truncate(pf, (uint64_t)size);
-		if (!ret)
-			wb_truncated(n, (uint64_t)size);
 		pool_write_end(pf);
 		/* the buffers now match the truncated file: keep them at next open */
 		if (!ret && !fstatat(n->fd, "", &st, AT_EMPTY_PATH)) {

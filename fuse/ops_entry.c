@@ -105,7 +105,7 @@ static void accel_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	else
 		ret = stat_inode(inode_get(ino), &st);
 	if (!ret)
-		wb_fix_attr(inode_get(ino), &st);
+		wb_fix_attr(&st);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -228,7 +228,7 @@ static int times_deferred(struct open_file *of, const struct stat *attr, int val
 		.st_mtim = attr->st_mtim,
 		.st_ctim = (valid & FUSE_SET_ATTR_CTIME) ? attr->st_ctim : attr->st_mtim,
 	};
-	wb_fix_attr(of->inode, st);
+	wb_fix_attr(st);
 	pthread_mutex_lock(&of->inode->lock);
 	of->pending_mtime = attr->st_mtim;
 	of->mtime_pending = true;

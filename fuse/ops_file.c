@@ -369,7 +369,7 @@ static void accel_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_i
 	struct open_file *out = fh_of(fi_out);
 	uint64_t start = (uint64_t)off_out;
 	/* SOURCE copies what it has: the input's deferred bytes go there first */
-	ssize_t n = wb_pending(fh_of(fi_in)) ? wb_flush_now(fh_of(fi_in)) : 0;
+	ssize_t n = wb_flush_now(fh_of(fi_in));
 
 	(void)ino_in;
 	(void)ino_out;
@@ -395,7 +395,7 @@ static void accel_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 
 	(void)ino;
 	/* SEEK_DATA/SEEK_HOLE ask SOURCE where the data is: deferred bytes first */
-	if (wb_pending(fh_of(fi)) && (res = wb_flush_now(fh_of(fi)))) {
+	if ((res = wb_flush_now(fh_of(fi)))) {
 		fuse_reply_err(req, (int)-res);
 		return;
 	}

@@ -153,15 +153,15 @@ static void issue(struct open_file *of, const struct stream_ra *run)
 void cache_io_readahead(struct open_file *of, uint64_t off, size_t len)
 {
 	struct stream_ra runs[RA_RUNS];
-	uint64_t size = of->known_size, wend;
 	int n;
 
 	if (!running || !of->stream || !of->ra_max)
 		return;
-	wend = wb_end(of);
+	/* windows end at SOURCE's size as last seen: deferred bytes past it are
+	 * in the pool already, and there is nothing there to read ahead */
 	n = stream_readahead(of->stream, off, len,
-			     of->ra_max < slot_bytes ? of->ra_max : slot_bytes,
-			     wend > size ? wend : size, runs, RA_RUNS);
+			     of->ra_max < slot_bytes ? of->ra_max : slot_bytes, of->known_size,
+			     runs, RA_RUNS);
 	for (int i = 0; i < n; i++)
 		issue(of, &runs[i]);
 }

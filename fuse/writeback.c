@@ -53,20 +53,23 @@ void wb_open(struct open_file *of, int deferred_attr, int sync_attr)
 {
 	const struct accelfs_opts *o = &accelfs.opts;
 	bool on = deferred_attr < 0 ? o->deferred_write : deferred_attr == 1;
-	int fl = on && of->stream ? fcntl(of->fd, F_GETFL) : -1;
+	bool writes = (of->flags & O_ACCMODE) != O_RDONLY;
+	/* the descriptor's own flags: open_backing may have fallen back to O_WRONLY */
+	int fl = on && writes && of->stream ? fcntl(of->fd, F_GETFL) : -1;
 
 	of->relaxed = sync_attr < 0 ? o->sync_relaxed : sync_attr == 1;
 	/* Read-modify-write needs a readable descriptor; an O_APPEND one writes
 	 * at SOURCE's end whatever the offset, so only SOURCE can place it. */
 	of->defer = fl >= 0 && (fl & O_ACCMODE) == O_RDWR && !(fl & O_APPEND) &&
 		    (!(of->flags & (O_SYNC | O_DSYNC)) || of->relaxed);
-	if (of->relaxed && (of->flags & O_ACCMODE) != O_RDONLY && of->stream)
+	if (!of->relaxed || !writes)
+		return;
+	if (of->stream)
 		pool_file_flag(stream_file(of->stream), POOL_FILE_F_RELAXED);
-	if (of->relaxed && (of->flags & O_ACCMODE) != O_RDONLY)
-		log_msg(LOG_NOTICE,
-			"inode %llu opened with sync=relaxed: fsync and O_SYNC mean \"on SOURCE "
-			"within %.2g s\"",
-			(unsigned long long)of->inode->ino, o->flush_interval);
+	log_msg(LOG_NOTICE,
+		"inode %llu opened with sync=relaxed: fsync and O_SYNC mean \"on SOURCE "
+		"within %.2g s\"",
+		(unsigned long long)of->inode->ino, o->flush_interval);
 }
 
 /*
@@ -113,44 +116,35 @@ bool wb_pending(struct open_file *of)
 	return of->stream && stream_dirty(of->stream);
 }
 
-uint64_t wb_size(struct inode *n)
+/*
+ * Where the file's deferred data ends and when it was last written, ours or
+ * another mount's: kept in its pool slot (pool_file_deferred_set), which is
+ * the only copy, so every node and every mount sees the same. 0: none.
+ */
+static uint64_t deferred_end(uint64_t dev, uint64_t ino, int64_t *mt)
 {
-	return __atomic_load_n(&n->wb_size, __ATOMIC_ACQUIRE);
-}
+	uint64_t end = 0;
 
-/* The end of deferred data of the file @st is, ours or another mount's (0: none). */
-static uint64_t deferred_end(struct inode *n, const struct stat *st, int64_t *mt)
-{
-	uint64_t size = wb_size(n), shared = 0;
-	int64_t smt = 0;
-
-	/* the pool is the truth: no dirty buffers, no deferred end (ours may be stale) */
-	*mt = __atomic_load_n(&n->wb_mtime_ns, __ATOMIC_RELAXED);
-	if (!cache_io_pool() ||
-	    !pool_file_deferred_peek(cache_io_pool(), st->st_dev, st->st_ino, &shared, &smt))
+	*mt = 0;
+	if (!cache_io_pool() || !pool_file_deferred_peek(cache_io_pool(), dev, ino, &end, mt))
 		return 0;
-	if (shared > size)
-		size = shared;
-	if (smt > *mt)
-		*mt = smt;
-	return size;
+	return end;
 }
 
 uint64_t wb_end(struct open_file *of)
 {
-	struct stat st = { .st_dev = (dev_t)of->id.dev, .st_ino = (ino_t)of->id.ino };
 	int64_t mt;
 
-	return deferred_end(of->inode, &st, &mt);
+	return deferred_end(of->id.dev, of->id.ino, &mt);
 }
 
 /* Deferred bytes make the file longer or newer than SOURCE says, in every mount. */
-void wb_fix_attr(struct inode *n, struct stat *st)
+void wb_fix_attr(struct stat *st)
 {
 	int64_t mt;
 	uint64_t size;
 
-	if (!S_ISREG(st->st_mode) || !(size = deferred_end(n, st, &mt)))
+	if (!S_ISREG(st->st_mode) || !(size = deferred_end(st->st_dev, st->st_ino, &mt)))
 		return;
 	if (size > (uint64_t)st->st_size)
 		st->st_size = (off_t)size;
@@ -166,6 +160,7 @@ static int flush_some_locked(struct open_file *of, uint64_t before, uint64_t lim
 ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 {
 	size_t size = fuse_buf_size(in), bsize;
+	uint64_t end = (uint64_t)off + size;
 	struct inode *n = of->inode;
 	const void *data;
 	bool foreign;
@@ -195,13 +190,7 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	}
 	__atomic_store_n(&of->deferred, true, __ATOMIC_RELAXED);
 	of->wrote = true; /* at close, the pool's copy matches SOURCE: revalidate, keep it */
-	__atomic_store_n(&n->wb_mtime_ns, (int64_t)realtime_ns(), __ATOMIC_RELAXED);
-	pool_file_deferred_set(stream_file(of->stream), (uint64_t)off + size,
-			       (int64_t)realtime_ns());
-	for (uint64_t end = (uint64_t)off + size, cur = wb_size(n); end > cur;)
-		if (__atomic_compare_exchange_n(&n->wb_size, &cur, end, false, __ATOMIC_RELEASE,
-						__ATOMIC_RELAXED))
-			break;
+	pool_file_deferred_set(stream_file(of->stream), end, (int64_t)realtime_ns());
 	/* Bytes in a bucket another daemon writes back: make them ours on SOURCE too. */
 	if (foreign && backend_write_fn(of, data, size, (uint64_t)off) < 0)
 		ret = -EIO;
@@ -209,10 +198,8 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	 * behind it go to SOURCE now, as one large write (RMS writes a full
 	 * buffer), not at the next timer tick. An error waits for fsync/close. */
 	bsize = pool_bucket_size(cache_io_pool());
-	if (ret >= 0 && ((uint64_t)off + size) / bsize &&
-	    (((uint64_t)off + size) / bsize > (uint64_t)off / bsize ||
-	     ((uint64_t)off + size) % bsize == 0))
-		flush_some_locked(of, UINT64_MAX, ((uint64_t)off + size) / bsize);
+	if (ret >= 0 && end / bsize > (uint64_t)off / bsize)
+		flush_some_locked(of, UINT64_MAX, end / bsize);
 	pthread_mutex_unlock(&n->wb_lock);
 	return ret;
 }
@@ -239,20 +226,20 @@ static int flush_some_locked(struct open_file *of, uint64_t before, uint64_t lim
 				"fsync or close",
 				(unsigned long long)n->ino, strerror(-ret));
 	} else if (!stream_dirty(of->stream)) {
-		__atomic_store_n(&n->wb_size, 0, __ATOMIC_RELEASE);
 		pool_file_deferred_clamp(stream_file(of->stream), UINT64_MAX);
 	}
 	return ret;
 }
 
-static int flush_some(struct open_file *of, uint64_t before, uint64_t limit)
+/* Our buckets of the file dirty since before @before (ns), taking wb_lock. */
+static int flush(struct open_file *of, uint64_t before)
 {
 	int ret;
 
 	if (!wb_pending(of))
 		return 0;
 	pthread_mutex_lock(&of->inode->wb_lock);
-	ret = flush_some_locked(of, before, limit);
+	ret = flush_some_locked(of, before, UINT64_MAX);
 	pthread_mutex_unlock(&of->inode->wb_lock);
 	return ret;
 }
@@ -280,25 +267,10 @@ void wb_write_through_end(struct open_file *of)
 	pthread_mutex_unlock(&of->inode->wb_lock);
 }
 
-static int flush(struct open_file *of, uint64_t before)
-{
-	return flush_some(of, before, UINT64_MAX);
-}
-
-/* Before a write that goes around the pool: our older deferred bytes first. */
+/* Before SOURCE is asked about the file (copy_file_range, SEEK_DATA): our bytes first. */
 int wb_flush_now(struct open_file *of)
 {
 	return flush(of, UINT64_MAX);
-}
-
-/* A truncate by path: deferred bytes past the new end are gone (pool_truncate). */
-void wb_truncated(struct inode *n, uint64_t size)
-{
-	uint64_t cur = wb_size(n);
-
-	while (cur > size && !__atomic_compare_exchange_n(&n->wb_size, &cur, size, false,
-							  __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		;
 }
 
 /* Flush everything now; the result (or an earlier flush's error) is the caller's. */
@@ -324,7 +296,6 @@ void wb_last_close(struct open_file *of)
 	if (ret && of->inode->opens == 0) {
 		int n = pool_dirty_discard(stream_file(of->stream), owner);
 
-		__atomic_store_n(&of->inode->wb_size, 0, __ATOMIC_RELEASE);
 		log_msg(LOG_ERR,
 			"inode %llu: %d deferred buffers could not be written (%s): dropped",
 			(unsigned long long)of->inode->ino, n, strerror(-ret));
