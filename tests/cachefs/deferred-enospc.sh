@@ -58,6 +58,16 @@ pstat >p1
 [ "$(delta p0 p1 flush_errors)" -ge 1 ] || fail "flush_errors was not counted"
 grep -q "deferred write failed: No space left on device" "$ACCEL_LOG" ||
 	fail "the daemon did not log the failed flush: $(cat "$ACCEL_LOG")"
+# nobody is left to retry: at release the bytes that never reached SOURCE
+# are dropped (dirty_lost, logged), so no mount serves them
+for _ in $(seq 40); do
+	[ "$(pstat dirty_lost)" -ge 1 ] && break
+	sleep 0.05
+done
+[ "$(pstat dirty_lost)" -ge 1 ] || fail "the unwritable buffers were not dropped at release"
+grep -q "deferred buffers could not be written (No space left on device): dropped" "$ACCEL_LOG" ||
+	fail "the drop was not logged: $(cat "$ACCEL_LOG")"
+cmp m/R src/R || fail "the mount serves bytes SOURCE does not have"
 
 # with room again, writes go through and a later fsync succeeds
 rm -f src/filler src/R
