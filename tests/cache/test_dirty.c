@@ -256,6 +256,23 @@ static void test_age_and_truncate(void)
 	env_close(&e);
 }
 
+/* A writer that filled buckets: only those below the limit go, as one write. */
+static void test_flush_below(void)
+{
+	struct env e;
+
+	env_open(&e, "dw-below", 0);
+	CU_ASSERT_EQUAL(dwrite(&e, "a", BS - 1, 1000), 1);
+	CU_ASSERT_EQUAL(dwrite(&e, "b", BS, 1000), 1);
+	CU_ASSERT_EQUAL(dwrite(&e, "c", 3 * BS, 1000), 1);
+	CU_ASSERT_EQUAL(stream_flush_below(e.st, 1000, UINT64_MAX, 2, fake_write, e.f), 0);
+	CU_ASSERT_EQUAL(e.f->nwrites, 1); /* buckets 0 and 1 touch: one write */
+	CU_ASSERT_EQUAL(e.f->woff[0], BS - 1);
+	CU_ASSERT_EQUAL(e.f->wlen[0], 2);
+	CU_ASSERT_EQUAL(stream_dirty(e.st), 1); /* bucket 3 waits */
+	env_close(&e);
+}
+
 /* Another daemon's dirty bucket: patched (reported), and only its owner flushes it. */
 static void test_foreign_owner(void)
 {
@@ -320,6 +337,7 @@ int main(void)
 	CU_add_test(s, "a failed flush keeps the data", test_flush_error_kept);
 	CU_add_test(s, "rewritten during a flush stays dirty", test_rewrite_during_flush);
 	CU_add_test(s, "timed flush and truncation", test_age_and_truncate);
+	CU_add_test(s, "flush of the buckets below a limit", test_flush_below);
 	CU_add_test(s, "another owner's dirty bucket", test_foreign_owner);
 	CU_add_test(s, "a dead owner's buckets are reaped", test_reap_dead_owner);
 	return cunit_run();
