@@ -459,8 +459,8 @@ int pool_truncate(struct pool_file *pf, uint64_t size)
 
 	if (ret)
 		return ret;
-	if (size == 0 && !LOAD(&fs->ndirty))
-		return pool_invalidate_file(pf);
+	if (size == 0 && (ret = pool_invalidate_file(pf)) != -EBUSY)
+		return ret; /* O(1), unless dirty buffers must stay (I8) */
 	__atomic_fetch_add(&fs->wseq, 1, __ATOMIC_SEQ_CST);
 	epoch = pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST));
 	for (uint32_t s = 0; s < pool->nshards; s++) {

@@ -13,15 +13,36 @@
  * the flusher.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "pool_i.h"
 
+/*
+ * Shard lock held: count buffer @idx of @pf, found under @epoch, as about to
+ * become dirty (I8). False if it must not: an epoch bump is under way, or
+ * one (or a slot reuse) happened since the buffer was looked up, so the
+ * buffer is no longer the file's and its dirty bytes would be lost.
+ */
+static bool dirty_take(struct pool_file *pf, uint32_t idx, uint32_t epoch)
+{
+	struct pool_fslot *fs = pool_fslot(pf);
+
+	if (pf->pool->bufs[idx].flags & POOL_BUF_F_DIRTY)
+		return true; /* counted already, and the count holds the epoch */
+	if (!pool_fslot_dirty_take(fs))
+		return false;
+	if (pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST)) != epoch ||
+	    __atomic_load_n(&fs->idgen, __ATOMIC_SEQ_CST) != pf->idgen) {
+		pool_fslot_dirty_add(fs, -1);
+		return false;
+	}
+	return true;
+}
+
 /* Shard lock held: patch @len bytes at @boff into buffer @idx and make it dirty. */
-static void patch(struct pool *pool, struct pool_file *pf, uint32_t idx, size_t boff,
-		  const void *data, size_t len, uint32_t owner)
+static void patch(struct pool *pool, uint32_t idx, size_t boff, const void *data, size_t len,
+		  uint32_t owner)
 {
 	struct pool_buf *b = &pool->bufs[idx];
 	uint8_t *d = pool_buf_data(pool, idx);
@@ -37,12 +58,11 @@ static void patch(struct pool *pool, struct pool_file *pf, uint32_t idx, size_t 
 			b->dirty_lo = (uint32_t)boff;
 		if (boff + len > b->dirty_hi)
 			b->dirty_hi = (uint32_t)(boff + len);
-	} else {
+	} else { /* counted by the caller (dirty_take) */
 		b->owner = owner;
 		b->dirty_lo = (uint32_t)boff;
 		b->dirty_hi = (uint32_t)(boff + len);
 		b->dirty_ns = pool_now_ns();
-		pool_fslot_dirty_add(pool_fslot(pf), +1);
 	}
 	STORE(&b->flags, (uint8_t)((b->flags & ~POOL_BUF_F_PREFETCHED) | POOL_BUF_F_DIRTY));
 	pool_buf_end(b, seq);
@@ -75,11 +95,13 @@ int pool_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *d
 		pool_buf_drop(pool, idx);
 		idx = POOL_NONE;
 	}
-	if (idx != POOL_NONE) {
+	if (idx != POOL_NONE && !dirty_take(pf, idx, epoch)) {
+		ret = -EAGAIN; /* the file's buffers are being dropped: write through */
+	} else if (idx != POOL_NONE) {
 		ret = (pool->bufs[idx].flags & POOL_BUF_F_DIRTY) && pool->bufs[idx].owner != owner
 			  ? 2
 			  : 1;
-		patch(pool, pf, idx, boff, data, len, owner);
+		patch(pool, idx, boff, data, len, owner);
 	} else if (!base && !whole) {
 		ret = 0; /* the caller reads the bucket's current bytes and comes back */
 	} else if (base && __atomic_load_n(&fs->wseq, __ATOMIC_SEQ_CST) != wseq) {
@@ -89,8 +111,13 @@ int pool_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *d
 	} else {
 		pool_buf_install(pool, idx, pf, epoch, bucket, base ? base : data,
 				 base ? baselen : 0, 0);
-		patch(pool, pf, idx, boff, data, len, owner);
-		ret = 1;
+		if (dirty_take(pf, idx, epoch)) {
+			patch(pool, idx, boff, data, len, owner);
+			ret = 1;
+		} else {
+			pool_buf_drop(pool, idx);
+			ret = -EAGAIN;
+		}
 	}
 	pool_shard_unlock(pool, s);
 	return ret;
@@ -113,7 +140,7 @@ int pool_dirty_list(struct pool_file *pf, uint32_t owner, uint64_t before_ns,
 
 	if (pool_file_check(pf))
 		return -ESTALE;
-	if (!LOAD(&fs->ndirty))
+	if (!pool_fslot_ndirty(fs))
 		return 0;
 	epoch = pool_epoch_of(LOAD_ACQ(&fs->residency));
 	/* A racy scan: each candidate is checked again under its shard lock. */
@@ -202,13 +229,7 @@ int pool_dirty_clean(struct pool_file *pf, const struct pool_dirty *d, uint32_t 
 
 uint32_t pool_file_dirty(struct pool_file *pf)
 {
-	return pool_file_check(pf) ? 0 : LOAD(&pool_fslot(pf)->ndirty);
-}
-
-/* Is process @pid gone? (A pid reused since only delays the reaping.) */
-static bool owner_dead(uint32_t pid)
-{
-	return pid == 0 || (kill((pid_t)pid, 0) < 0 && errno == ESRCH);
+	return pool_file_check(pf) ? 0 : pool_fslot_ndirty(pool_fslot(pf));
 }
 
 int pool_reap_dead(struct pool *pool)
@@ -224,7 +245,7 @@ int pool_reap_dead(struct pool *pool)
 
 		if (!(LOAD(&b->flags) & POOL_BUF_F_DIRTY) || owner == last_live)
 			continue;
-		if (owner != last_dead && !owner_dead(owner)) {
+		if (owner != last_dead && !pool_pid_gone(owner)) {
 			last_live = owner;
 			continue;
 		}
@@ -238,7 +259,7 @@ int pool_reap_dead(struct pool *pool)
 
 			pool_buf_drop(pool, i);
 			pool_count_file_slot(pool, file, bucket, POOL_C_DIRTY_LOST, 1);
-			if (file < pool->nfiles && !LOAD(&pool->files[file].ndirty))
+			if (file < pool->nfiles && !pool_fslot_ndirty(&pool->files[file]))
 				STORE(&pool->files[file].dsize, 0); /* SOURCE's size again */
 			reaped++;
 		}
@@ -268,7 +289,7 @@ void pool_file_deferred_clamp(struct pool_file *pf, uint64_t size)
 
 	if (pool_file_check(pf))
 		return;
-	if (!LOAD(&fs->ndirty))
+	if (!pool_fslot_ndirty(fs))
 		size = 0; /* nothing deferred any more: SOURCE's size is the truth */
 	cur = LOAD(&fs->dsize);
 	while (cur > size && !__atomic_compare_exchange_n(&fs->dsize, &cur, size, false,
@@ -293,7 +314,7 @@ bool pool_file_deferred_peek(struct pool *pool, uint64_t dev, uint64_t ino, uint
 	/* the slot must still be that file (I6) */
 	/* an end left behind by a flush that emptied the file's dirty buffers is not one */
 	return !(gen & 1) && LOAD(&fs->idgen) == gen && LOAD(&fs->dev) == dev &&
-	       LOAD(&fs->ino) == ino && *end && LOAD(&fs->ndirty);
+	       LOAD(&fs->ino) == ino && *end && pool_fslot_ndirty(fs);
 }
 
 int pool_dirty_discard(struct pool_file *pf, uint32_t owner)

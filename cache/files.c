@@ -10,7 +10,10 @@
  * epoch makes all its buffers unreachable (I4) and the clock recycles them.
  */
 #include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "pool_i.h"
 
@@ -43,14 +46,46 @@ void pool_fslot_resident_add(struct pool_fslot *fs, uint32_t epoch, int delta)
 					      __ATOMIC_RELAXED));
 }
 
+/* Is process @pid gone? (A pid reused since only delays the reaping.) */
+bool pool_pid_gone(uint32_t pid)
+{
+	return pid == 0 || (kill((pid_t)pid, 0) < 0 && errno == ESRCH);
+}
+
+/* I8: one dirty buffer more or fewer; the bumper half is left alone. */
 void pool_fslot_dirty_add(struct pool_fslot *fs, int delta)
 {
-	uint32_t old = LOAD(&fs->ndirty);
+	uint64_t old = LOAD(&fs->dirty), new;
 
-	while ((delta > 0 || old > 0) &&
-	       !__atomic_compare_exchange_n(&fs->ndirty, &old, old + (uint32_t)delta, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
+	do {
+		uint32_t n = (uint32_t)old;
+
+		if (delta < 0 && n == 0)
+			return;
+		new = (old & ~0xffffffffULL) | (uint32_t)(n + (uint32_t)delta);
+	} while (!__atomic_compare_exchange_n(&fs->dirty, &old, new, false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+}
+
+/*
+ * I8: count a buffer about to become dirty, unless an epoch bump is under
+ * way (the caller then writes through). The caller checks afterwards that
+ * the epoch and idgen it found the buffer under did not move meanwhile.
+ */
+bool pool_fslot_dirty_take(struct pool_fslot *fs)
+{
+	uint64_t old = LOAD(&fs->dirty);
+
+	do {
+		if (old >> 32) {
+			/* A bumper that died holding the word: finish its bump. */
+			if (pool_pid_gone((uint32_t)(old >> 32)))
+				pool_fslot_bump_clean(fs);
+			return false;
+		}
+	} while (!__atomic_compare_exchange_n(&fs->dirty, &old, old + 1, false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	return true;
 }
 
 /* Make every cached bucket of the slot stale: wseq first (I5), then epoch (I4). */
@@ -64,6 +99,36 @@ void pool_fslot_bump_epoch(struct pool_fslot *fs)
 		new = (uint64_t)(pool_epoch_of(old) + 1) << 32;
 	while (!__atomic_compare_exchange_n(&fs->residency, &old, new, false, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED));
+}
+
+/*
+ * I8: bump the epoch unless the slot has dirty buffers (-EBUSY). The dirty
+ * word is claimed from "no dirty buffer, nobody bumping" to our pid first,
+ * so no buffer can become dirty under the old epoch while we bump. Another
+ * bump under way is waited for (its epoch may predate what we must drop),
+ * or finished for it if its process is gone.
+ */
+int pool_fslot_bump_clean(struct pool_fslot *fs)
+{
+	uint64_t me = (uint64_t)(uint32_t)getpid() << 32;
+
+	for (;;) {
+		uint64_t old = 0;
+
+		if (__atomic_compare_exchange_n(&fs->dirty, &old, me, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_RELAXED))
+			break;
+		if ((uint32_t)old)
+			return -EBUSY;
+		if (pool_pid_gone((uint32_t)(old >> 32)) &&
+		    __atomic_compare_exchange_n(&fs->dirty, &old, me, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_RELAXED))
+			break;
+		sched_yield();
+	}
+	pool_fslot_bump_epoch(fs);
+	__atomic_store_n(&fs->dirty, 0, __ATOMIC_SEQ_CST);
+	return 0;
 }
 
 static uint32_t *fchain_of(struct pool *pool, uint64_t dev, uint64_t ino)
@@ -172,7 +237,7 @@ static uint32_t pick_slot(struct pool *pool)
 			pool->hdr->file_hint = f + 1;
 			return f;
 		}
-		if (LOAD(&fs->ndirty))
+		if (pool_fslot_ndirty(fs))
 			continue; /* I8: holds bytes SOURCE does not have */
 		/* 0: closed, unpinned; 1: closed, pinned; 2: open (leaked by a dead process?) */
 		rank = fs->opens ? 2 : fs->reserve ? 1 : 0;
@@ -200,20 +265,32 @@ static void set_path(struct pool_fslot *fs, const char *path)
 	STORE(&fs->path[POOL_PATH_LEN - 1], '\0');
 }
 
-/* files_lock held: give slot @f to the file @id (I6: idgen odd meanwhile). */
-static void claim_slot(struct pool *pool, uint32_t f, const struct pool_file_id *id,
+/*
+ * files_lock held: give slot @f to the file @id (I6: idgen odd meanwhile).
+ * False if the slot got a dirty buffer since it was picked (I8: a handle of
+ * its old file deferred a write): the caller leaves it be.
+ */
+static bool claim_slot(struct pool *pool, uint32_t f, const struct pool_file_id *id,
 		       const char *path)
 {
 	struct pool_fslot *fs = &pool->files[f];
 	uint32_t *chain;
 
-	STORE_REL(&fs->idgen, fs->idgen | 1);
+	/* seq_cst: a deferral that took its count before this store fails the
+	 * bump below; one after it sees idgen move and gives its count back */
+	__atomic_store_n(&fs->idgen, fs->idgen | 1, __ATOMIC_SEQ_CST);
+	if (fs->state != POOL_FSLOT_USED) {
+		pool_fslot_bump_epoch(fs); /* nobody's: no count to keep */
+		__atomic_store_n(&fs->dirty, 0, __ATOMIC_SEQ_CST);
+	} else if (pool_fslot_bump_clean(fs)) {
+		STORE_REL(&fs->idgen, fs->idgen & ~1U); /* nothing changed: same generation */
+		return false;
+	}
 	if (fs->state == POOL_FSLOT_USED) {
 		fchain_unlink(pool, f);
 		pool->hdr->reserved -= fs->reserve;
 		pool->hdr->files_used--;
 	}
-	pool_fslot_bump_epoch(fs);
 	STORE(&fs->dev, id->dev);
 	STORE(&fs->ino, id->ino);
 	fs->validator = pool_file_validator(id);
@@ -232,6 +309,7 @@ static void claim_slot(struct pool *pool, uint32_t f, const struct pool_file_id 
 	fs->fnext = *chain;
 	*chain = f;
 	STORE_REL(&fs->idgen, fs->idgen + 1);
+	return true;
 }
 
 /* Buffers @quota asks to reserve for a file of @size bytes. */
@@ -277,14 +355,12 @@ static int get_locked(struct pool *pool, const struct pool_file_id *id, const ch
 		return ret;
 	if (f == POOL_NONE) {
 		f = pick_slot(pool);
-		if (f == POOL_NONE)
+		if (f == POOL_NONE || !claim_slot(pool, f, id, path))
 			return -ENOSPC;
-		claim_slot(pool, f, id, path);
 	} else if (pool->files[f].validator != pool_file_validator(id)) {
 		/* The backing file changed, unless the change is dirty data that is
 		 * not on SOURCE yet (I8): those buffers are newer than SOURCE. */
-		if (!LOAD(&pool->files[f].ndirty))
-			pool_fslot_bump_epoch(&pool->files[f]);
+		pool_fslot_bump_clean(&pool->files[f]);
 		pool->files[f].validator = pool_file_validator(id);
 	}
 	if (quota && quota_want(pool, quota, id->size) > pool->files[f].reserve)
@@ -377,13 +453,13 @@ int pool_file_revalidate(struct pool_file *pf, const struct pool_file_id *id)
 int pool_invalidate_file(struct pool_file *pf)
 {
 	struct pool_fslot *fs = pool_fslot(pf);
+	uint64_t resident = LOAD(&fs->residency);
 
 	if (LOAD_ACQ(&fs->idgen) != pf->idgen)
 		return -ESTALE;
-	if (LOAD(&fs->ndirty))
+	if (pool_fslot_bump_clean(fs))
 		return -EBUSY; /* I8: flush first */
-	pool_count(pf, 0, POOL_C_INVALIDATIONS, (uint32_t)LOAD(&fs->residency));
-	pool_fslot_bump_epoch(fs);
+	pool_count(pf, 0, POOL_C_INVALIDATIONS, (uint32_t)resident);
 	return 0;
 }
 

@@ -129,9 +129,18 @@ int pool_mutex_init(pthread_mutex_t *m);
 struct pool_fslot *pool_fslot(struct pool_file *pf);
 void pool_fslot_resident_add(struct pool_fslot *fs, uint32_t epoch, int delta);
 void pool_fslot_bump_epoch(struct pool_fslot *fs);
+int pool_fslot_bump_clean(struct pool_fslot *fs);
+bool pool_fslot_dirty_take(struct pool_fslot *fs);
 void pool_files_repair(struct pool *pool);
 bool pool_fslot_write_busy(struct pool_fslot *fs);
 void pool_fslot_dirty_add(struct pool_fslot *fs, int delta);
+bool pool_pid_gone(uint32_t pid);
+
+/* I8: the slot's dirty buffers (the low half of fslot.dirty). */
+static inline uint32_t pool_fslot_ndirty(const struct pool_fslot *fs)
+{
+	return (uint32_t)__atomic_load_n(&fs->dirty, __ATOMIC_SEQ_CST);
+}
 uint32_t pool_files_peek(struct pool *pool, uint64_t dev, uint64_t ino);
 
 /* buf.c: the pieces dirty.c builds deferred write from */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pool_layout.h - the shared-memory layout of a global buffer pool, version 2.
+ * pool_layout.h - the shared-memory layout of a global buffer pool, version 3.
  *
  * This is the contract between every process that maps a pool: accelfs
  * daemons (read-write) and the monitor and tools (read-only). Everything here
@@ -88,10 +88,17 @@
  * I8. Deferred write. A DIRTY buffer holds bytes SOURCE does not have yet:
  *     [dirty_lo, dirty_hi) must reach SOURCE, written by the daemon whose pid
  *     is owner (the only one that has the file open for it). The clock never
- *     takes a DIRTY buffer and an epoch bump is refused while fslot.ndirty is
- *     not 0 (pool_file_get keeps the buffers of a file with dirty data whose
- *     validator moved, pool_invalidate_file returns -EBUSY), so dirty bytes
- *     are never dropped silently; a truncate drops the ones past the new end.
+ *     takes a DIRTY buffer and an epoch bump is refused while the slot has
+ *     dirty buffers (pool_file_get keeps the buffers of a file with dirty
+ *     data whose validator moved, pool_invalidate_file returns -EBUSY), so
+ *     dirty bytes are never dropped silently; a truncate drops the ones past
+ *     the new end. The count and the bump exclude each other through one
+ *     word, fslot.dirty = bumper pid << 32 | dirty buffers: a bump first
+ *     claims the word from 0 (no dirty buffer, nobody bumping) to its pid,
+ *     bumps the epoch and clears it; a buffer becomes dirty only after its
+ *     count was taken while no bump was under way and the epoch and idgen
+ *     it was found under were seen unchanged after that. A bumper that died
+ *     holding the word is taken over by the next one (its pid is gone).
  *     Dirty bytes are changed in place only between pool_write_begin(KEEP)
  *     and pool_write_end(), so tickets keep working (I5). A flush copies the
  *     bytes out under the seqlock, writes them outside any lock, and clears
@@ -119,10 +126,10 @@
 #include <stdint.h>
 
 #define POOL_MAGIC 0x31424c4643434158ULL /* "XACCFLB1" little-endian */
-#define POOL_LAYOUT_VERSION 2U
+#define POOL_LAYOUT_VERSION 3U
 #define POOL_ENDIAN_TAG 0x01020304U
 #define POOL_NONE UINT32_MAX		  /* "no index" in chains and descriptors */
-#define POOL_PATH_LEN 68		  /* bytes of path kept per file, NUL included */
+#define POOL_PATH_LEN 64		  /* bytes of path kept per file, NUL included */
 #define POOL_WRITE_LEASE_NS 5000000000ULL /* a write's claim on its file lapses after 5 s */
 #define POOL_NAME_LEN 64
 #define POOL_USAGE_MAX 3 /* clock counter ceiling */
@@ -233,10 +240,10 @@ struct pool_fslot {
 	uint32_t fnext;		     /* files_lock: next slot in the file hash chain */
 	uint64_t c[POOL_C_FILE_MAX]; /* atomic counters */
 	uint64_t wlease;	     /* atomic, I5: CLOCK_REALTIME ns until which writes are busy */
-	uint32_t wactive;	     /* atomic, I5: writes between begin and end */
-	uint32_t ndirty;	     /* atomic: dirty buffers (recomputed by pool_recount) */
+	uint64_t dirty;		     /* atomic CAS, I8: bumper pid << 32 | dirty buffers */
 	char path[POOL_PATH_LEN];    /* files_lock, I6: tail of the path, NUL-terminated */
-	uint32_t flags; /* atomic: POOL_FILE_F_* */
+	uint32_t flags;		     /* atomic: POOL_FILE_F_* */
+	uint32_t wactive;	     /* atomic, I5: writes between begin and end */
 	uint64_t dsize;	   /* atomic, I8: end of deferred data (0: none), for stat in any mount */
 	int64_t dmtime_ns; /* atomic, I8: time of the last deferred write */
 };

@@ -124,8 +124,9 @@ static void recount_locked(struct pool *pool, uint32_t *epoch, uint32_t *count)
 {
 	for (uint32_t f = 0; f < pool->nfiles; f++)
 		epoch[f] = pool_epoch_of(LOAD(&pool->files[f].residency));
+	/* only bumpers (no shard lock) may touch the dirty words meanwhile */
 	for (uint32_t f = 0; f < pool->nfiles; f++)
-		STORE(&pool->files[f].ndirty, 0);
+		__atomic_and_fetch(&pool->files[f].dirty, ~0xffffffffULL, __ATOMIC_SEQ_CST);
 	for (uint32_t i = 0; i < pool->nbufs; i++) {
 		const struct pool_buf *b = &pool->bufs[i];
 
@@ -134,7 +135,7 @@ static void recount_locked(struct pool *pool, uint32_t *epoch, uint32_t *count)
 			count[b->file]++;
 		if (b->state == POOL_BUF_VALID && b->file < pool->nfiles &&
 		    (b->flags & POOL_BUF_F_DIRTY))
-			ADD(&pool->files[b->file].ndirty, 1);
+			__atomic_add_fetch(&pool->files[b->file].dirty, 1, __ATOMIC_SEQ_CST);
 	}
 	for (uint32_t f = 0; f < pool->nfiles; f++) {
 		uint64_t *r = &pool->files[f].residency;

@@ -85,7 +85,7 @@ static bool snapshot(struct pool *pool, uint32_t f, struct pool_file_stats *st)
 	st->opens = LOAD(&fs->opens);
 	st->quota = LOAD(&fs->quota);
 	st->resident = (uint32_t)LOAD(&fs->residency);
-	st->ndirty = LOAD(&fs->ndirty);
+	st->ndirty = pool_fslot_ndirty(fs);
 	st->flags = LOAD(&fs->flags);
 	for (int c = 0; c < POOL_C_FILE_MAX; c++)
 		st->c[c] = LOAD(&fs->c[c]);
