@@ -78,6 +78,7 @@ struct open_file {
 	uint64_t ra_max; /* read-ahead limit (readahead_max, or the file's attribute) */
 	int rmw_fd;	 /* O_NOATIME reader for read-modify-write, -1: none (yet) */
 	bool rmw_tried;
+	unsigned int busy; /* open file list lock: walkers using it outside the lock */
 };
 
 struct dir_handle {
@@ -171,7 +172,7 @@ int ra_start(void);
 void ra_stop(void);
 void cache_io_readahead(struct open_file *of, uint64_t off, size_t len);
 /* ops_file.c: call @fn for every open file, under the open file list lock */
-void ops_file_foreach(void (*fn)(struct open_file *of, void *arg), void *arg);
+void ops_file_foreach_deferred(void (*fn)(struct open_file *of, void *arg), void *arg);
 
 /* bdi.c: raise the mount's read-ahead and dirty share (root only) */
 void bdi_tune(void);

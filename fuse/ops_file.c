@@ -129,6 +129,7 @@ static void apply_pending_mtime(struct open_file *of)
 
 static struct handle_link open_files; /* list head */
 static pthread_mutex_t open_files_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t open_files_idle = PTHREAD_COND_INITIALIZER; /* a handle's busy fell */
 
 static void handle_free(struct open_file *of)
 {
@@ -142,6 +143,10 @@ static void handle_free(struct open_file *of)
 	n->opens--;
 	pthread_mutex_unlock(&n->lock);
 	handle_list_del(&of->link, &open_files_lock);
+	pthread_mutex_lock(&open_files_lock);
+	while (of->busy) /* the flusher is writing it back: wait for it */
+		pthread_cond_wait(&open_files_idle, &open_files_lock);
+	pthread_mutex_unlock(&open_files_lock);
 	cache_io_close(of);
 	close(of->fd);
 	free(of);
@@ -427,10 +432,42 @@ void ops_file_fill(struct fuse_lowlevel_ops *ops)
 		ops->flush = accel_flush;
 }
 
-void ops_file_foreach(void (*fn)(struct open_file *of, void *arg), void *arg)
+/*
+ * Calls @fn for every open file that deferred a write, outside the list
+ * lock: a write-back that takes long on a slow SOURCE must not hold up
+ * every open and release meanwhile. Each handle is pinned while in use
+ * (busy); handle_free() waits for it.
+ */
+void ops_file_foreach_deferred(void (*fn)(struct open_file *of, void *arg), void *arg)
 {
+	struct open_file **pinned = NULL;
+	size_t n = 0, cap = 0;
+
 	pthread_mutex_lock(&open_files_lock);
-	for (struct handle_link *h = open_files.next; h && h != &open_files; h = h->next)
-		fn((struct open_file *)h, arg);
+	for (struct handle_link *h = open_files.next; h && h != &open_files; h = h->next) {
+		struct open_file *of = (struct open_file *)h;
+
+		if (!__atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? 2 * cap : 64;
+			struct open_file **p = realloc(pinned, ncap * sizeof(*p));
+
+			if (!p)
+				break; /* the rest waits for the next tick */
+			pinned = p;
+			cap = ncap;
+		}
+		of->busy++;
+		pinned[n++] = of;
+	}
 	pthread_mutex_unlock(&open_files_lock);
+	for (size_t i = 0; i < n; i++)
+		fn(pinned[i], arg);
+	pthread_mutex_lock(&open_files_lock);
+	for (size_t i = 0; i < n; i++)
+		pinned[i]->busy--;
+	pthread_cond_broadcast(&open_files_idle);
+	pthread_mutex_unlock(&open_files_lock);
+	free(pinned);
 }

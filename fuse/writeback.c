@@ -310,23 +310,19 @@ int wb_fsync_relaxed(struct open_file *of)
 
 static void flush_old(struct open_file *of, void *arg)
 {
-	uint64_t before = *(uint64_t *)arg;
-
-	if (__atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
-		flush(of, before);
+	flush(of, *(uint64_t *)arg);
 }
 
 static void flush_every(struct open_file *of, void *arg)
 {
 	(void)arg;
-	if (__atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
-		flush(of, UINT64_MAX);
+	flush(of, UINT64_MAX);
 }
 
 /* At unmount and SIGTERM: everything deferred goes to SOURCE. */
 void wb_flush_all(void)
 {
-	ops_file_foreach(flush_every, NULL);
+	ops_file_foreach_deferred(flush_every, NULL);
 }
 
 /*
@@ -354,7 +350,7 @@ static void *flusher_main(void *arg)
 			break;
 		pthread_mutex_unlock(&flusher_lock);
 		before = realtime_ns() - (uint64_t)(accelfs.opts.flush_interval * 1e9);
-		ops_file_foreach(flush_old, &before);
+		ops_file_foreach_deferred(flush_old, &before);
 		if (++ticks % 16 == 0 && cache_io_pool()) {
 			int lost = pool_reap_dead(cache_io_pool());
 

@@ -14,8 +14,9 @@
  * are not split).  fsync costs nothing and is not passed on: the model is a
  * write-through disk, whose writes are durable when they complete, and the
  * images are scratch.  The virtual file /.slowfs-stats (not delayed) reads as
- * one line "reads=N writes=N read_bytes=N write_bytes=N fsyncs=N", so the
- * benchmark can check that the loop device really sends its requests here.
+ * one line "reads=N writes=N read_bytes=N write_bytes=N fsyncs=N writing=N", so
+ * the benchmark can check that the loop device really sends its requests here
+ * and a test can see a write being served (writing: writes in their delay).
  *
  * usage: slowfs DIR MOUNTPOINT [-o delay_ms=N] [FUSE options, e.g. -s -f]
  * Only the top level of DIR is served (no subdirectories, no creation).
@@ -45,12 +46,11 @@ static struct {
 	const char *dir;
 	int dirfd;
 	unsigned int delay_ms;
-	atomic_ullong reads, writes, read_bytes, write_bytes, fsyncs;
+	atomic_ullong reads, writes, read_bytes, write_bytes, fsyncs, writing;
 } sl;
 
 static const struct fuse_opt slowfs_opts[] = {
-	{ "delay_ms=%u", offsetof(__typeof__(sl), delay_ms), 0 },
-	FUSE_OPT_END
+	{ "delay_ms=%u", offsetof(__typeof__(sl), delay_ms), 0 }, FUSE_OPT_END
 };
 
 static void slow_down(void)
@@ -69,9 +69,10 @@ static const char *rel(const char *path)
 
 static int stats_line(char *buf)
 {
-	int n = snprintf(buf, STATS_SIZE + 1, "reads=%llu writes=%llu read_bytes=%llu "
-			 "write_bytes=%llu fsyncs=%llu",
-			 sl.reads, sl.writes, sl.read_bytes, sl.write_bytes, sl.fsyncs);
+	int n = snprintf(buf, STATS_SIZE + 1,
+			 "reads=%llu writes=%llu read_bytes=%llu "
+			 "write_bytes=%llu fsyncs=%llu writing=%llu",
+			 sl.reads, sl.writes, sl.read_bytes, sl.write_bytes, sl.fsyncs, sl.writing);
 
 	if (n < 0 || n >= STATS_SIZE)
 		return -EOVERFLOW;
@@ -156,8 +157,10 @@ static int sl_write(const char *path, const char *buf, size_t size, off_t off,
 	ssize_t n;
 
 	(void)path;
+	sl.writing++;
 	slow_down();
 	n = pwrite((int)fi->fh, buf, size, off);
+	sl.writing--;
 	if (n < 0)
 		return -errno;
 	sl.writes++;
