@@ -130,26 +130,78 @@ static int cmp_dirty(const void *a, const void *b)
 	return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
 }
 
+/* Is dirty buffer @b one that the flush of @owner, up to @before_ns, wants? */
+static bool flush_wants(const struct pool_buf *b, uint32_t owner, uint64_t before_ns)
+{
+	return LOAD(&b->owner) == owner && LOAD(&b->dirty_ns) <= before_ns;
+}
+
+/*
+ * The file's buckets below its deferred end, looked up one by one under
+ * their shard locks: @seen counts the dirty buffers met, whoever owns them.
+ */
+static int list_by_bucket(struct pool_file *pf, uint32_t owner, uint64_t before_ns, uint32_t epoch,
+			  uint64_t nb, struct pool_dirty *out, int max, uint32_t *seen)
+{
+	struct pool *pool = pf->pool;
+	int n = 0;
+
+	for (uint64_t bucket = 0; bucket < nb; bucket++) {
+		uint32_t s = pool_shard_of(pool, pf->slot, bucket), idx;
+
+		if (pool_shard_lock(pool, s))
+			return -ENOTRECOVERABLE;
+		idx = pool_buf_lookup(pool, s, pf->slot, epoch, bucket);
+		if (idx != POOL_NONE && (pool->bufs[idx].flags & POOL_BUF_F_DIRTY)) {
+			(*seen)++;
+			if (n < max && flush_wants(&pool->bufs[idx], owner, before_ns))
+				out[n++] = (struct pool_dirty){ .bucket = bucket };
+		}
+		pool_shard_unlock(pool, s);
+	}
+	return n;
+}
+
+/*
+ * Dirty buffers lie below the file's deferred end (fslot.dsize), so when
+ * that range is small against the pool its buckets are looked up instead
+ * of reading every descriptor: a close or fsync of a small file costs
+ * O(its buckets), not O(pool) (populate with an fsync per record: 3.4x
+ * slower on a 4 GiB pool than on 64 MiB before). The lookup is trusted
+ * only if it met every dirty buffer the slot counts; if not (an end moved
+ * by another mount meanwhile), the scan decides.
+ */
 int pool_dirty_list(struct pool_file *pf, uint32_t owner, uint64_t before_ns,
 		    struct pool_dirty *out, int max)
 {
 	struct pool *pool = pf->pool;
 	struct pool_fslot *fs = pool_fslot(pf);
-	uint32_t epoch;
+	uint32_t epoch, ndirty;
+	uint64_t end, nb;
 	int n = 0;
 
 	if (pool_file_check(pf))
 		return -ESTALE;
-	if (!pool_fslot_ndirty(fs))
+	ndirty = pool_fslot_ndirty(fs);
+	if (!ndirty)
 		return 0;
 	epoch = pool_epoch_of(LOAD_ACQ(&fs->residency));
+	end = LOAD_ACQ(&fs->dsize);
+	nb = (end + pool->bsize - 1) >> pool->bshift;
+	if (end && nb <= pool->nbufs / 32) {
+		uint32_t seen = 0;
+
+		n = list_by_bucket(pf, owner, before_ns, epoch, nb, out, max, &seen);
+		if (n < 0 || seen >= ndirty)
+			return n;
+		n = 0;
+	}
 	/* A racy scan: each candidate is checked again under its shard lock. */
 	for (uint32_t i = 0; i < pool->nbufs && n < max; i++) {
 		const struct pool_buf *b = &pool->bufs[i];
 
 		if (!(LOAD(&b->flags) & POOL_BUF_F_DIRTY) || LOAD(&b->file) != pf->slot ||
-		    LOAD(&b->epoch) != epoch || LOAD(&b->owner) != owner ||
-		    LOAD(&b->dirty_ns) > before_ns)
+		    LOAD(&b->epoch) != epoch || !flush_wants(b, owner, before_ns))
 			continue;
 		out[n++] = (struct pool_dirty){ .bucket = LOAD(&b->bucket) };
 	}

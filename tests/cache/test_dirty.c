@@ -326,6 +326,38 @@ static void test_reap_dead_owner(void)
 	env_close(&e);
 }
 
+/*
+ * The flush looks the buckets below the deferred end up one by one when
+ * that range is small; a dirty bucket past the end (an end another mount
+ * moved meanwhile) is still found, by the scan it falls back to.
+ */
+static void test_flush_below_deferred_end(void)
+{
+	struct pool_file *pf;
+	struct env e;
+
+	env_open(&e, "dw-dend", 8 * BS);
+	pf = stream_file(e.st);
+	CU_ASSERT_EQUAL(dwrite(&e, "A", 10, 1000), 1);
+	CU_ASSERT_EQUAL(dwrite(&e, "B", BS + 10, 1000), 1);
+	pool_file_deferred_set(pf, BS + 11, 1);
+	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
+	CU_ASSERT_EQUAL(e.f->nwrites, 2);
+	CU_ASSERT_EQUAL(e.f->data[10], 'A');
+	CU_ASSERT_EQUAL(e.f->data[BS + 10], 'B');
+	CU_ASSERT_EQUAL(stream_dirty(e.st), 0);
+
+	CU_ASSERT_EQUAL(dwrite(&e, "C", 20, 1000), 1);
+	CU_ASSERT_EQUAL(dwrite(&e, "D", 5 * BS + 20, 1000), 1);
+	pool_file_deferred_clamp(pf, 0);
+	pool_file_deferred_set(pf, 21, 2); /* says bucket 0 only: bucket 5 is past it */
+	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
+	CU_ASSERT_EQUAL(e.f->data[20], 'C');
+	CU_ASSERT_EQUAL(e.f->data[5 * BS + 20], 'D');
+	CU_ASSERT_EQUAL(stream_dirty(e.st), 0);
+	env_close(&e);
+}
+
 /* Dirty buffers of @e's file that its current epoch no longer reaches (lost bytes). */
 static int orphans(struct env *e)
 {
@@ -462,6 +494,7 @@ int main(void)
 	CU_add_test(s, "flush of the buckets below a limit", test_flush_below);
 	CU_add_test(s, "another owner's dirty bucket", test_foreign_owner);
 	CU_add_test(s, "a dead owner's buckets are reaped", test_reap_dead_owner);
+	CU_add_test(s, "flush below the deferred end, and past it", test_flush_below_deferred_end);
 	CU_add_test(s, "deferral racing invalidation loses nothing", test_defer_races_invalidate);
 	CU_add_test(s, "a bump under way, and a dead bumper", test_bumper_word);
 	return cunit_run();
