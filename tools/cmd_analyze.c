@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cmd.h"
 #include "fdl.h"
 #include "fiemap.h"
@@ -51,6 +51,8 @@ static void help(void)
 	       "Paths inside an accelfs mount are analysed on the backing file.\n"
 	       "Exit status: 0 all analysed, 1 some file failed, 2 usage error.\n");
 }
+
+static const struct cli_cmd cli = { .name = "analyze", .help = help, .operands = "FILE" };
 
 static int measure(int fd, struct analysis *a)
 {
@@ -187,31 +189,16 @@ static int analyze_one(const char *path, struct analyze_opts *o)
 
 int cmd_analyze(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "fdl", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct analyze_opts o = { 0 };
-	int ch, i, failed = 0;
+	const struct cli_opt opts[] = {
+		{ .name = "json", .flag = &o.json },
+		{ .name = "fdl", .flag = &o.fdl },
+		{ NULL },
+	};
+	int i, failed = 0, ret = cli_parse(&cli, opts, argc, argv);
 
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (ch == 'j')
-			o.json = true;
-		else if (ch == 'f')
-			o.fdl = true;
-		else if (ch == 'h')
-			help();
-		else
-			return EXIT_USAGE;
-		if (ch == 'h')
-			return 0;
-	}
-	if (optind >= argc) {
-		util_err("analyze", NULL, "no FILE given (see 'accel analyze --help')");
-		return EXIT_USAGE;
-	}
+	if (ret != CLI_GO_ON)
+		return ret;
 	if (o.json)
 		printf("[");
 	for (i = optind; i < argc; i++)

@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "cli.h"
 #include "cmd.h"
 #include "fdl.h"
 #include "fiemap.h"
@@ -52,37 +52,29 @@ static void help(void)
 	       "130 interrupted (IN intact, temporary removed).\n");
 }
 
+static const struct cli_cmd cli = { .name = "convert", .help = help, .own_operands = true };
+
+/* Returns CLI_GO_ON to convert, or the exit status. */
 static int parse_args(int argc, char **argv, struct convert_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "fdl", required_argument, NULL, 'f' },
-		{ "replace", no_argument, NULL, 'r' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		{ .name = "fdl", .string = &o->fdl_path },
+		{ .name = "replace", .flag = &o->replace },
+		{ .name = "verbose", .letter = 'v', .flag = &o->verbose },
+		{ NULL },
 	};
-	int ch;
+	int ret = cli_parse(&cli, opts, argc, argv);
 
-	while ((ch = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
-		if (ch == 'f')
-			o->fdl_path = optarg;
-		else if (ch == 'r')
-			o->replace = true;
-		else if (ch == 'v')
-			o->verbose = true;
-		else if (ch == 'h')
-			return 1;
-		else
-			return -1;
-	}
+	if (ret != CLI_GO_ON)
+		return ret;
 	if (argc - optind != (o->replace ? 1 : 2)) {
 		util_err("convert", NULL, "%s (see 'accel convert --help')",
 			 o->replace ? "--replace takes exactly one file, IN" : "need IN and OUT");
-		return -1;
+		return EXIT_USAGE;
 	}
 	o->in = argv[optind];
 	o->out = o->replace ? NULL : argv[optind + 1];
-	return 0;
+	return CLI_GO_ON;
 }
 
 static int load_fdl(const char *path, struct fdl *fdl)
@@ -243,11 +235,8 @@ int cmd_convert(int argc, char **argv)
 	int ret;
 
 	ret = parse_args(argc, argv, &o);
-	if (ret != 0) {
-		if (ret > 0)
-			help();
-		return ret > 0 ? 0 : EXIT_USAGE;
-	}
+	if (ret != CLI_GO_ON)
+		return ret;
 	fdl_init(&fdl);
 	if (o.fdl_path && load_fdl(o.fdl_path, &fdl) < 0) {
 		fdl_free(&fdl);

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "cli.h"
 #include "cmd.h"
 #include "ext4move.h"
 #include "fiemap.h"
@@ -110,76 +110,47 @@ static void help(void)
 	       "error, 128+N stopped by signal N (the current file is left intact).\n");
 }
 
-static int parse_method(const char *s, enum method *m)
+static const struct cli_cmd cli = { .name = "defrag", .help = help, .operands = "PATH" };
+
+static int take_min_extents(const struct cli_opt *opt, const char *arg)
+{
+	if (util_parse_u64(arg, opt->to) == 0)
+		return 0;
+	util_err("defrag", NULL, "--min-extents: '%s' is not a number", arg);
+	return -EINVAL;
+}
+
+static int take_method(const struct cli_opt *opt, const char *arg)
 {
 	static const char *const names[] = { "auto", "move", "copy" };
+	enum method *m = opt->to;
 	unsigned int i;
 
 	for (i = 0; i < 3; i++) {
-		if (strcmp(s, names[i]) == 0) {
+		if (strcmp(arg, names[i]) == 0) {
 			*m = (enum method)i;
 			return 0;
 		}
 	}
+	util_err("defrag", NULL, "--method: '%s' is not auto, move or copy", arg);
 	return -EINVAL;
 }
 
-/* Returns 0 to run, 1 after --help, -1 on a usage error (already reported). */
+/* Returns CLI_GO_ON to run, or the exit status. */
 static int parse_args(int argc, char **argv, struct defrag_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "recursive", no_argument, NULL, 'r' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "min-extents", required_argument, NULL, 'm' },
-		{ "hot-first", no_argument, NULL, 'H' },
-		{ "method", required_argument, NULL, 'M' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		{ .name = "recursive", .letter = 'r', .flag = &o->recursive },
+		{ .name = "dry-run", .letter = 'n', .flag = &o->dry_run },
+		{ .name = "min-extents", .take = take_min_extents, .to = &o->min_extents },
+		{ .name = "hot-first", .flag = &o->hot_first },
+		{ .name = "method", .take = take_method, .to = &o->method },
+		{ .name = "quiet", .letter = 'q', .flag = &o->quiet },
+		{ .name = "verbose", .letter = 'v', .flag = &o->verbose },
+		{ NULL },
 	};
-	int ch, ret = 0;
 
-	while (ret == 0 && (ch = getopt_long(argc, argv, "rnqvh", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'r':
-			o->recursive = true;
-			break;
-		case 'n':
-			o->dry_run = true;
-			break;
-		case 'H':
-			o->hot_first = true;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			return 1;
-		case 'm':
-			ret = util_parse_u64(optarg, &o->min_extents);
-			if (ret < 0)
-				util_err("defrag", NULL, "--min-extents: '%s' is not a number",
-					 optarg);
-			break;
-		case 'M':
-			ret = parse_method(optarg, &o->method);
-			if (ret < 0)
-				util_err("defrag", NULL, "--method: '%s' is not auto, move or copy",
-					 optarg);
-			break;
-		default:
-			return -1;
-		}
-	}
-	if (ret == 0 && optind >= argc) {
-		util_err("defrag", NULL, "no PATH given (see 'accel defrag --help')");
-		ret = -1;
-	}
-	return ret < 0 ? -1 : 0;
+	return cli_parse(&cli, opts, argc, argv);
 }
 
 /* ---- collecting the files ---- */
@@ -683,11 +654,8 @@ int cmd_defrag(int argc, char **argv)
 	int ret;
 
 	ret = parse_args(argc, argv, &o);
-	if (ret != 0) {
-		if (ret > 0)
-			help();
-		return ret > 0 ? 0 : EXIT_USAGE;
-	}
+	if (ret != CLI_GO_ON)
+		return ret;
 	backend_init(BACKEND_AUTO, 0, why, sizeof(why));
 	if (o.verbose)
 		fprintf(stderr, "accel defrag: I/O backend %s%s%s\n",

@@ -13,11 +13,11 @@
  */
 #include <curses.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cmd.h"
 #include "monscreen.h"
 #include "monstat.h"
@@ -73,44 +73,33 @@ static void help(void)
 	       POOL_DEFAULT_NAME, POOL_DEFAULT_NAME);
 }
 
+static const struct cli_cmd cli = { .name = "monitor", .help = help };
+
+static int take_interval(const struct cli_opt *opt, const char *arg)
+{
+	double *interval = opt->to;
+	char *end;
+
+	*interval = strtod(arg, &end);
+	if (*end || end == arg || !(*interval >= 0.1 && *interval <= 3600)) {
+		util_err("monitor", NULL, "--interval '%s': need seconds from 0.1 to 3600", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct monitor *m)
 {
-	static const struct option longopts[] = {
-		{ "file", required_argument, NULL, 'f' },
-		{ "pool", required_argument, NULL, 'p' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		{ .name = "file", .string = &m->file_label },
+		{ .name = "pool", .string = &m->name },
+		{ .name = "interval", .take = take_interval, .to = &m->interval },
+		{ NULL },
 	};
-	char *end;
-	int ch;
+	int ret = cli_parse(&cli, opts, argc, argv);
 
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (ch == 'f') {
-			m->want_file = true;
-			m->file_label = optarg;
-		} else if (ch == 'p') {
-			m->name = optarg;
-		} else if (ch == 'i') {
-			m->interval = strtod(optarg, &end);
-			if (*end || end == optarg || !(m->interval >= 0.1 && m->interval <= 3600)) {
-				util_err("monitor", NULL,
-					 "--interval '%s': need seconds from 0.1 to 3600", optarg);
-				return EXIT_USAGE;
-			}
-		} else if (ch == 'h') {
-			help();
-			return 0;
-		} else {
-			return EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		util_err("monitor", NULL, "unexpected argument '%s' (see 'accel monitor --help')",
-			 argv[optind]);
-		return EXIT_USAGE;
-	}
-	return -1;
+	m->want_file = m->file_label != NULL;
+	return ret;
 }
 
 static int compare_hot(const void *a, const void *b, void *arg)

@@ -16,13 +16,13 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cli.h"
 #include "cmd.h"
 #include "pool.h"
 #include "poolseg.h"
@@ -57,6 +57,8 @@ static void help(void)
 	       "Exit status: 0 done, 1 pool missing, unusable or in use, 2 usage error.\n");
 }
 
+static const struct cli_cmd cli = { .name = "pool", .help = help, .own_operands = true };
+
 /* "/name" from "name" or "/name" into o->name; EXIT_USAGE if it cannot be a pool name. */
 static int take_name(struct pool_opts *o, const char *arg)
 {
@@ -89,26 +91,18 @@ static const char *conflict(const struct pool_opts *o, int nargs)
 
 static int parse(int argc, char **argv, struct pool_opts *o)
 {
-	const char *why;
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },  { "list", no_argument, NULL, 'l' },
-		{ "reset", no_argument, NULL, 'r' }, { "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },  { NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		{ .name = "json", .flag = &o->json },
+		{ .name = "list", .flag = &o->list },
+		{ .name = "reset", .flag = &o->reset },
+		{ .name = "force", .flag = &o->force },
+		{ NULL },
 	};
-	int ch;
+	int ret = cli_parse(&cli, opts, argc, argv);
+	const char *why;
 
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (ch == 'h') {
-			help();
-			return 0;
-		}
-		if (ch == '?')
-			return EXIT_USAGE;
-		o->json |= ch == 'j';
-		o->list |= ch == 'l';
-		o->reset |= ch == 'r';
-		o->force |= ch == 'f';
-	}
+	if (ret != CLI_GO_ON)
+		return ret;
 	why = conflict(o, argc - optind);
 	if (why) {
 		util_err("pool", NULL, "%s (see 'accel pool --help')", why);

@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cmd.h"
 #include "fiemap.h"
 #include "monstat.h"
@@ -90,6 +90,8 @@ static void help(void)
 	       "See accel-report(1) and docs/tuning.md.\n"
 	       "Exit status: 0 done, 1 pool, file or attribute unavailable, 2 usage error.\n");
 }
+
+static const struct cli_cmd cli = { .name = "report", .help = help, .own_operands = true };
 
 static unsigned long long ull(uint64_t v)
 {
@@ -630,48 +632,37 @@ static bool confirm(unsigned int changes)
 
 /* --- command ---------------------------------------------------------------- */
 
+static int take_budget(const struct cli_opt *opt, const char *arg)
+{
+	struct report_opts *o = opt->to;
+
+	if (tuning_parse_size(arg, &o->budget)) {
+		util_err("report", NULL, "--budget=%s: expected a size (48M, 1G...)", arg);
+		return -EINVAL;
+	}
+	o->budget_given = true;
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct report_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "file", required_argument, NULL, 'f' },
-		{ "pool", required_argument, NULL, 'p' },
-		{ "budget", required_argument, NULL, 'b' },
-		{ "apply", no_argument, NULL, 'a' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		{ .name = "json", .flag = &o->json },
+		{ .name = "file", .string = &o->file },
+		{ .name = "pool", .string = &o->pool },
+		{ .name = "budget", .take = take_budget, .to = o },
+		{ .name = "apply", .flag = &o->apply },
+		{ .name = "dry-run", .flag = &o->dry_run },
+		{ NULL },
 	};
-	int ch;
+	int ret = cli_parse(&cli, opts, argc, argv);
 
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (ch == 'j')
-			o->json = true;
-		else if (ch == 'f')
-			o->file = optarg;
-		else if (ch == 'p')
-			o->pool = optarg;
-		else if (ch == 'a')
-			o->apply = true;
-		else if (ch == 'n')
-			o->dry_run = true;
-		else if (ch == 'b' && !tuning_parse_size(optarg, &o->budget))
-			o->budget_given = true;
-		else if (ch == 'h')
-			return help(), 0;
-		else {
-			if (ch == 'b')
-				util_err("report", NULL,
-					 "--budget=%s: expected a size (48M, 1G...)", optarg);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind < argc || (o->apply && o->dry_run)) {
+	if (ret == CLI_GO_ON && (optind < argc || (o->apply && o->dry_run))) {
 		util_err("report", NULL, "%s (see 'accel report --help')",
 			 optind < argc ? "unexpected argument" : "--apply and --dry-run conflict");
 		return EXIT_USAGE;
 	}
-	return -1;
+	return ret;
 }
 
 static void release(struct report *r)

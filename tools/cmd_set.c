@@ -12,19 +12,17 @@
  * that fails gets one line saying why, and the others still get theirs.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "cmd.h"
 #include "mountres.h"
 #include "tuning.h"
 #include "util.h"
-
-#define OPT_ATTR 0x100 /* getopt value of attribute k: OPT_ATTR + k */
 
 struct set_opts {
 	bool quiet;
@@ -57,60 +55,52 @@ static void help(void)
 	       "Exit status: 0 done, 1 some file failed, 2 bad option or value.\n");
 }
 
+static const struct cli_cmd cli = { .name = "set", .help = help, .operands = "FILE" };
+
+/*
+ * The options: one per attribute, in key order (take_value() finds the key
+ * by the entry's place), then --quiet. Filled in by parse().
+ */
+static struct cli_opt options[TUNING_N + 2];
+
 /* Check one attribute option's value and keep its stored form. */
-static int take_value(struct set_opts *o, enum tuning_key k, const char *arg)
+static int take_value(const struct cli_opt *opt, const char *arg)
 {
+	enum tuning_key k = (enum tuning_key)(opt - options);
 	const struct tuning_attr *a = tuning_attr(k);
+	struct set_opts *o = opt->to;
 	int ret = tuning_parse(k, arg, o->val[k]);
 
 	if (ret) {
 		util_err("set", NULL, "--%s=%s: %s; expected %s", a->option, arg,
 			 ret == -ERANGE ? "out of range" : "invalid value", a->syntax);
-		return EXIT_USAGE;
+		return ret;
 	}
 	o->given[k] = true;
 	return 0;
 }
 
-static const struct option *longopts(void)
-{
-	static struct option opts[TUNING_N + 3];
-
-	for (int k = 0; k < TUNING_N; k++)
-		opts[k] = (struct option){ tuning_attr(k)->option, required_argument, NULL,
-					   OPT_ATTR + k };
-	opts[TUNING_N] = (struct option){ "quiet", no_argument, NULL, 'q' };
-	opts[TUNING_N + 1] = (struct option){ "help", no_argument, NULL, 'h' };
-	return opts;
-}
-
-/* Returns -1 to go on, or the exit status. */
+/* Returns CLI_GO_ON to go on, or the exit status. */
 static int parse(int argc, char **argv, struct set_opts *o)
 {
 	bool any = false;
-	int ch, ret;
+	int k, ret;
 
-	while ((ch = getopt_long(argc, argv, "qh", longopts(), NULL)) != -1) {
-		if (ch >= OPT_ATTR && ch < OPT_ATTR + TUNING_N) {
-			ret = take_value(o, ch - OPT_ATTR, optarg);
-			if (ret)
-				return ret;
-			any = true;
-		} else if (ch == 'q') {
-			o->quiet = true;
-		} else if (ch == 'h') {
-			help();
-			return 0;
-		} else {
-			return EXIT_USAGE;
-		}
-	}
-	if (optind >= argc || !any) {
-		util_err("set", NULL, "%s (see 'accel set --help')",
-			 optind >= argc ? "no FILE given" : "nothing to set");
+	for (k = 0; k < TUNING_N; k++)
+		options[k] =
+		    (struct cli_opt){ .name = tuning_attr(k)->option, .take = take_value, .to = o };
+	options[TUNING_N] = (struct cli_opt){ .name = "quiet", .letter = 'q', .flag = &o->quiet };
+	options[TUNING_N + 1] = (struct cli_opt){ NULL };
+	ret = cli_parse(&cli, options, argc, argv);
+	if (ret != CLI_GO_ON)
+		return ret;
+	for (k = 0; k < TUNING_N; k++)
+		any |= o->given[k];
+	if (!any) {
+		util_err("set", NULL, "nothing to set (see 'accel set --help')");
 		return EXIT_USAGE;
 	}
-	return -1;
+	return CLI_GO_ON;
 }
 
 /* One line for the user: why @path could not be tuned. */

@@ -8,13 +8,13 @@
  * is mentioned, and only an explicitly named one makes the command fail.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "cmd.h"
 #include "mountres.h"
 #include "poolseg.h"
@@ -61,34 +61,19 @@ static void help(void)
 	       "2 usage error.\n");
 }
 
+static const struct cli_cmd cli = { .name = "show", .help = help, .operands = "FILE" };
+
 static int parse(int argc, char **argv, struct show_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "pool", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		{ .name = "json", .flag = &o->json },
+		{ .name = "pool", .string = &o->pool_name },
+		{ NULL },
 	};
-	int ch;
+	int ret = cli_parse(&cli, opts, argc, argv);
 
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (ch == 'j') {
-			o->json = true;
-		} else if (ch == 'p') {
-			o->pool_name = optarg;
-			o->pool_given = true;
-		} else if (ch == 'h') {
-			help();
-			return 0;
-		} else {
-			return EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
-		util_err("show", NULL, "no FILE given (see 'accel show --help')");
-		return EXIT_USAGE;
-	}
-	return -1;
+	o->pool_given = o->pool_name != NULL;
+	return ret;
 }
 
 /* Attach to the pool and take one snapshot for all files. 0, or -errno. */

@@ -9,12 +9,12 @@
  * Percentages and the read share come from monstat.c, like accel monitor's.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "cli.h"
 #include "cmd.h"
 #include "monstat.h"
 #include "poolsnap.h"
@@ -80,6 +80,8 @@ static void help(void)
 	       "Exit status: 0 printed, 1 pool or file unavailable, 2 usage error.\n",
 	       POOL_DEFAULT_NAME, POOL_DEFAULT_NAME);
 }
+
+static const struct cli_cmd cli = { .name = "stat", .help = help };
 
 static unsigned long long ull(uint64_t v)
 {
@@ -332,35 +334,14 @@ static void print_text(const struct poolsnap *s, const struct stat_opts *o, cons
 
 static int parse(int argc, char **argv, struct stat_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "file", required_argument, NULL, 'f' },
-		{ "pool", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		{ .name = "json", .flag = &o->json },
+		{ .name = "file", .string = &o->file },
+		{ .name = "pool", .string = &o->pool },
+		{ NULL },
 	};
-	int ch;
 
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (ch == 'j') {
-			o->json = true;
-		} else if (ch == 'f') {
-			o->file = optarg;
-		} else if (ch == 'p') {
-			o->pool = optarg;
-		} else if (ch == 'h') {
-			help();
-			return 0;
-		} else {
-			return EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		util_err("stat", NULL, "unexpected argument '%s' (see 'accel stat --help')",
-			 argv[optind]);
-		return EXIT_USAGE;
-	}
-	return -1; /* go on */
+	return cli_parse(&cli, opts, argc, argv);
 }
 
 /* Snapshot the open pool and print it; the exit status. */

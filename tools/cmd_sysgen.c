@@ -8,11 +8,11 @@
  * provisioning scripts. The reasoning is in docs/tuning.md.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cmd.h"
 #include "sysgen.h"
 #include "util.h"
@@ -237,63 +237,48 @@ static void env_roots(struct sysgen_config *cfg, char bufs[3][PATH_MAX])
 	cfg->root_shm = bufs[2];
 }
 
+static void help(void)
+{
+	usage(stdout);
+}
+
+static void bad_option(void)
+{
+	usage(stderr);
+}
+
+static const struct cli_cmd cli = {
+	.name = "sysgen", .help = help, .bad_option = bad_option, .own_operands = true
+};
+
+static int take_write_burst(const struct cli_opt *opt, const char *arg)
+{
+	if (parse_size(arg, opt->to) == 0)
+		return 0;
+	util_err("sysgen", NULL, "--write-burst '%s': expected a size from 1 to 1T", arg);
+	return -EINVAL;
+}
+
+/* Returns CLI_GO_ON to run, or the exit status. */
 static int parse_args(int argc, char **argv, struct sysgen_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "apply", no_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "probes", no_argument, NULL, 'p' },
-		{ "write-burst", required_argument, NULL, 'w' },
-		{ "root-proc", required_argument, NULL, 'P' },
-		{ "root-sys", required_argument, NULL, 'S' },
-		{ "root-shm", required_argument, NULL, 'M' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		{ .name = "apply", .flag = &o->apply },
+		{ .name = "json", .flag = &o->json },
+		{ .name = "probes", .flag = &o->cfg.probes },
+		{ .name = "write-burst", .take = take_write_burst, .to = &o->cfg.write_burst },
+		{ .name = "root-proc", .string = &o->cfg.root_proc },
+		{ .name = "root-sys", .string = &o->cfg.root_sys },
+		{ .name = "root-shm", .string = &o->cfg.root_shm },
+		{ NULL },
 	};
-	int ch;
+	int ret = cli_parse(&cli, opts, argc, argv);
 
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'a':
-			o->apply = true;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'p':
-			o->cfg.probes = true;
-			break;
-		case 'P':
-			o->cfg.root_proc = optarg;
-			break;
-		case 'S':
-			o->cfg.root_sys = optarg;
-			break;
-		case 'M':
-			o->cfg.root_shm = optarg;
-			break;
-		case 'w':
-			if (parse_size(optarg, &o->cfg.write_burst)) {
-				util_err("sysgen", NULL,
-					 "--write-burst '%s': expected a size from 1 to 1T",
-					 optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
+	if (ret == CLI_GO_ON && optind < argc) {
 		util_err("sysgen", NULL, "unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
-	return 0;
+	return ret;
 }
 
 static int run(struct sysgen_opts *o)
@@ -339,7 +324,7 @@ int cmd_sysgen(int argc, char **argv)
 
 	env_roots(&o.cfg, roots);
 	ret = parse_args(argc, argv, &o);
-	if (ret)
-		return ret < 0 ? 0 : ret;
+	if (ret != CLI_GO_ON)
+		return ret;
 	return run(&o);
 }

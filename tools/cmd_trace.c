@@ -13,7 +13,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cmd.h"
 #include "mountres.h"
 #include "poolsnap.h"
@@ -78,55 +78,46 @@ static void help(void)
 	    "See accel-trace(1) and docs/probes.md.\n");
 }
 
-static int parse_num(const char *opt, const char *s, uint64_t *out)
+static const struct cli_cmd cli = {
+	.name = "trace", .help = help, .own_operands = true, .keep_going = true
+};
+
+static int parse_num(const char *name, const char *s, uint64_t *out)
 {
 	if (util_parse_u64(s, out) == 0)
 		return 0;
-	util_err("trace", NULL, "%s: '%s' is not a number", opt, s);
+	util_err("trace", NULL, "--%s: '%s' is not a number", name, s);
 	return -EINVAL;
 }
 
-/* Options into @o; -1 to go on, else the exit status. */
+static int take_num(const struct cli_opt *opt, const char *arg)
+{
+	return parse_num(opt->name, arg, opt->to);
+}
+
+static int take_interval(const struct cli_opt *opt, const char *arg)
+{
+	struct trace_opts *o = opt->to;
+
+	o->interval_set = true;
+	return parse_num(opt->name, arg, &o->interval);
+}
+
+/* Options into @o; -1 to go on, else the exit status. Reports every bad number. */
 static int parse(int argc, char **argv, struct trace_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "file", required_argument, NULL, 'f' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_opt opts[] = {
+		{ .name = "file", .string = &o->file },
+		{ .name = "interval", .take = take_interval, .to = o },
+		{ .name = "duration", .take = take_num, .to = &o->duration },
+		{ .name = "pid", .take = take_num, .to = &o->pid },
+		{ .name = "dry-run", .letter = 'n', .flag = &o->dry_run },
+		{ NULL },
 	};
-	int ch, bad = 0;
+	int ret = cli_parse(&cli, opts, argc, argv);
 
-	while ((ch = getopt_long(argc, argv, "hn", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'f':
-			o->file = optarg;
-			break;
-		case 'i':
-			bad |= parse_num("--interval", optarg, &o->interval);
-			o->interval_set = true;
-			break;
-		case 'd':
-			bad |= parse_num("--duration", optarg, &o->duration);
-			break;
-		case 'p':
-			bad |= parse_num("--pid", optarg, &o->pid);
-			break;
-		case 'n':
-			o->dry_run = true;
-			break;
-		case 'h':
-			help();
-			return 0;
-		default:
-			return EXIT_USAGE;
-		}
-	}
-	if (bad)
-		return EXIT_USAGE;
+	if (ret != CLI_GO_ON)
+		return ret;
 	if (optind + 1 != argc) {
 		util_err("trace", NULL, "%s (see 'accel trace --help')",
 			 optind < argc ? "one SCRIPT only" : "which SCRIPT?");

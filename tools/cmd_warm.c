@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "cli.h"
 #include "cmd.h"
 #include "fiemap.h"
 #include "mountres.h"
@@ -77,6 +77,8 @@ static void help(void)
 	       "\n"
 	       "Exit status: 0 all files warmed, 1 a file or the pool failed, 2 usage error.\n");
 }
+
+static const struct cli_cmd cli = { .name = "warm", .help = help, .operands = "PATH" };
 
 static ssize_t read_fd(void *arg, void *buf, size_t len, uint64_t off)
 {
@@ -185,33 +187,22 @@ static uint64_t backend_reads(struct warm_file *f)
 	return pool_file_stats(stream_file(f->st), &st) ? 0 : st.c[POOL_C_BACKEND_READS];
 }
 
+/* The pool ("/name" from --pool name or /name, else the default) and -q. */
 static int parse(int argc, char **argv, char *pool, size_t len, bool *quiet)
 {
-	static const struct option longopts[] = {
-		{ "pool", required_argument, NULL, 'p' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const char *name = NULL;
+	const struct cli_opt opts[] = {
+		{ .name = "pool", .string = &name },
+		{ .name = "quiet", .letter = 'q', .flag = quiet },
+		{ NULL },
 	};
-	int ch;
+	int ret = cli_parse(&cli, opts, argc, argv);
 
-	poolseg_default_name(pool, len);
-	while ((ch = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
-		if (ch == 'p')
-			snprintf(pool, len, "%s%s", optarg[0] == '/' ? "" : "/", optarg);
-		else if (ch == 'q')
-			*quiet = true;
-		else if (ch == 'h') {
-			help();
-			return 0;
-		} else
-			return EXIT_USAGE;
-	}
-	if (optind >= argc) {
-		util_err("warm", NULL, "no PATH given (see 'accel warm --help')");
-		return EXIT_USAGE;
-	}
-	return -1;
+	if (name)
+		snprintf(pool, len, "%s%s", name[0] == '/' ? "" : "/", name);
+	else
+		poolseg_default_name(pool, len);
+	return ret;
 }
 
 static void warm_all(struct warm_run *r)
