@@ -299,6 +299,8 @@ static void dedupe(struct run *run)
 {
 	size_t i, n = 0;
 
+	if (!run->n)
+		return; /* every path failed: ent may be NULL, which qsort must not get */
 	qsort(run->ent, run->n, sizeof(*run->ent), by_inode);
 	for (i = 0; i < run->n; i++) {
 		if (n && run->ent[n - 1].dev == run->ent[i].dev &&
@@ -328,7 +330,8 @@ static void order_hot_first(struct run *run)
 
 	for (i = 0; i < run->n; i++)
 		run->ent[i].hot = hot_score(run->ent[i].backing);
-	qsort(run->ent, run->n, sizeof(*run->ent), hotter);
+	if (run->n)
+		qsort(run->ent, run->n, sizeof(*run->ent), hotter);
 }
 
 /* ---- one file ---- */

@@ -216,7 +216,8 @@ static void warm_all(struct warm_run *r)
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	qsort(r->items, r->nitems, sizeof(*r->items), by_physical);
+	if (r->nitems) /* items is NULL when every path failed */
+		qsort(r->items, r->nitems, sizeof(*r->items), by_physical);
 	for (size_t k = 0; k < r->nitems; k++) {
 		int ret = warm_item(r, &r->items[k], buf);
 
