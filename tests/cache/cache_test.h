@@ -2,8 +2,9 @@
 /*
  * cache_test.h - helpers shared by the cache/ suites: unique pool names (so
  * parallel runs never meet), a registry that unlinks every pool a test made
- * even when an assertion fails, and bucket contents that are a function of
- * (file, bucket, version) so any reader can verify what it got.
+ * even when an assertion fails, the main() every suite shares (ct_suite,
+ * ct_run), and bucket contents that are a function of (file, bucket, version)
+ * so any reader can verify what it got.
  */
 #ifndef ACCELFS_TESTS_CACHE_TEST_H
 #define ACCELFS_TESTS_CACHE_TEST_H
@@ -37,6 +38,26 @@ static inline void ct_cleanup(void)
 {
 	for (int i = 0; i < ct_nnames && i < CT_MAX_POOLS; i++)
 		pool_unlink(ct_names[i]);
+}
+
+/* main(): a fresh registry with suite @name to add the tests to; NULL if CUnit fails. */
+static inline CU_pSuite ct_suite(const char *name)
+{
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return NULL;
+	return CU_add_suite(name, NULL, NULL);
+}
+
+/*
+ * main(): run the suite, then unlink every pool its tests made (after failed
+ * assertions too, so /dev/shm stays clean); the exit status for meson.
+ */
+static inline int ct_run(void)
+{
+	int ret = cunit_run();
+
+	ct_cleanup();
+	return ret;
 }
 
 /* Create (or attach to) pool @name of @nbufs buckets of @bsize bytes. */

@@ -307,16 +307,12 @@ static void test_sigkill_storm(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	int ret;
+	CU_pSuite s = ct_suite("crash");
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
+	if (!s)
 		return 1;
-	s = CU_add_suite("crash", NULL, NULL);
 	CU_add_test(s, "dies holding a shard lock mid-write", test_dead_shard_lock_holder);
 	CU_add_test(s, "dies holding the files lock mid-claim", test_dead_files_lock_holder);
 	CU_add_test(s, "SIGKILL storm", test_sigkill_storm);
-	ret = cunit_run();
-	ct_cleanup();
-	return ret;
+	return ct_run();
 }

@@ -478,12 +478,10 @@ static void test_bumper_word(void)
 
 int main(void)
 {
-	CU_pSuite s;
+	CU_pSuite s = ct_suite("dirty");
 
-	atexit(ct_cleanup);
-	if (CU_initialize_registry() != CUE_SUCCESS)
+	if (!s)
 		return 1;
-	s = CU_add_suite("dirty", NULL, NULL);
 	CU_add_test(s, "1000 records of 120 bytes: one write", test_records_coalesce);
 	CU_add_test(s, "writes inside a bucket merge", test_merge_within_bucket);
 	CU_add_test(s, "buckets apart split, holes are zeros", test_split_and_holes);
@@ -497,5 +495,5 @@ int main(void)
 	CU_add_test(s, "flush below the deferred end, and past it", test_flush_below_deferred_end);
 	CU_add_test(s, "deferral racing invalidation loses nothing", test_defer_races_invalidate);
 	CU_add_test(s, "a bump under way, and a dead bumper", test_bumper_word);
-	return cunit_run();
+	return ct_run();
 }

@@ -140,18 +140,14 @@ static void test_quota_clamp_and_full_shard(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	int ret;
+	CU_pSuite s = ct_suite("evict");
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
+	if (!s)
 		return 1;
-	s = CU_add_suite("evict", NULL, NULL);
 	CU_add_test(s, "pinned file survives a 4x pool scan", test_pinned_quota);
 	CU_add_test(s, "memory-resident file survives a 4x pool scan", test_memory_resident);
 	CU_add_test(s, "unpinned hot set survives a 4x pool scan", test_unpinned_hot_set);
 	CU_add_test(s, "quota clamping, quotas hold under pressure",
 		    test_quota_clamp_and_full_shard);
-	ret = cunit_run();
-	ct_cleanup();
-	return ret;
+	return ct_run();
 }

@@ -227,17 +227,13 @@ static void test_stream_threads(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	int ret;
+	CU_pSuite s = ct_suite("local");
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
+	if (!s)
 		return 1;
-	s = CU_add_suite("local", NULL, NULL);
 	CU_add_test(s, "local buffers", test_local_basics);
 	CU_add_test(s, "stream: local, global, backend", test_stream_order_and_counts);
 	CU_add_test(s, "stream: writes, truncate, invalidate", test_stream_write);
 	CU_add_test(s, "stream: threads share a stream", test_stream_threads);
-	ret = cunit_run();
-	ct_cleanup();
-	return ret;
+	return ct_run();
 }

@@ -629,12 +629,10 @@ static void test_owner_dead(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	int ret;
+	CU_pSuite s = ct_suite("mrc");
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
+	if (!s)
 		return 1;
-	s = CU_add_suite("mrc", NULL, NULL);
 	CU_add_test(s, "init, sizes, queries", test_init);
 	CU_add_test(s, "accuracy: loop", test_loop);
 	CU_add_test(s, "accuracy: zipf", test_zipf);
@@ -645,7 +643,5 @@ int main(void)
 	CU_add_test(s, "generations and the file table", test_generation);
 	CU_add_test(s, "corrupted region", test_corrupt);
 	CU_add_test(s, "lock owner died", test_owner_dead);
-	ret = cunit_run();
-	ct_cleanup();
-	return ret;
+	return ct_run();
 }

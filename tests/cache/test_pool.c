@@ -499,12 +499,10 @@ static void test_two_processes(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	int ret;
+	CU_pSuite s = ct_suite("pool");
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
+	if (!s)
 		return 1;
-	s = CU_add_suite("pool", NULL, NULL);
 	CU_add_test(s, "hit, miss, exact bytes", test_hit_miss_exact);
 	CU_add_test(s, "tickets and validator change", test_ticket_and_validator);
 	CU_add_test(s, "write coherence and invalidation", test_write_coherence);
@@ -517,7 +515,5 @@ int main(void)
 	CU_add_test(s, "read-only attach, statistics", test_readonly_and_stats);
 	CU_add_test(s, "metadata overhead <= 2 %", test_overhead);
 	CU_add_test(s, "two processes share data", test_two_processes);
-	ret = cunit_run();
-	ct_cleanup();
-	return ret;
+	return ct_run();
 }

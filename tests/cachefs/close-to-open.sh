@@ -29,18 +29,19 @@ seen() {
 	cat mB/F mA/F >/dev/null # both kernels cache the file again
 }
 
+# changes WHO DIR AT APPEND SIZE: WHO changes DIR/F in place (10,000 bytes
+# from AT thousand), appends APPEND bytes, truncates it to SIZE; mB sees each
+changes() {
+	dd if=/dev/urandom of="$2/F" bs=1000 count=10 seek="$3" conv=notrunc status=none
+	seen "$1 changed in place"
+	head -c "$4" /dev/urandom >>"$2/F"
+	seen "$1 appended to"
+	truncate -s "$5" "$2/F"
+	seen "$1 truncated"
+}
+
 cat mB/F mA/F >/dev/null
-dd if=/dev/urandom of=src/F bs=1000 count=10 seek=7 conv=notrunc status=none
-seen "SOURCE changed in place"
-head -c 3000 /dev/urandom >>src/F
-seen "SOURCE appended to"
-truncate -s 200000 src/F
-seen "SOURCE truncated"
-dd if=/dev/urandom of=mA/F bs=1000 count=10 seek=30 conv=notrunc status=none
-seen "mA changed in place"
-head -c 5000 /dev/urandom >>mA/F
-seen "mA appended to"
-truncate -s 100000 mA/F
-seen "mA truncated"
+changes SOURCE src 7 3000 200000
+changes mA mA 30 5000 100000
 [ -z "$bad" ] || fail "stale after a completed change${bad}"
 echo "PASS: close-to-open across SOURCE and two mounts"

@@ -16,18 +16,10 @@ command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 (e2fsprogs) is missing"
 
 LOOP=""
 loop_cleanup() {
-	local rc=$?
-	accel_umount "$ACCEL_TMP/m"
-	for p in $ACCEL_PIDS; do # the daemon holds SOURCE open until it exits
-		accel_wait_exit "$p" 5 || kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
 	mountpoint -q "$ACCEL_TMP/src" && umount "$ACCEL_TMP/src"
 	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
-	(exit $rc)
-	cfs_cleanup
 }
-trap loop_cleanup EXIT
+cfs_below loop_cleanup
 
 truncate -s 8M img
 mkfs.ext4 -q -F -m 0 -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 img || fail "mkfs.ext4"

@@ -93,8 +93,8 @@ rec fsync mA/G src/G || fail "fsync was deferred"
 accel_umount "$PWD/mA"
 accel_umount "$PWD/mB"
 
-# 4 and 5: the flusher and kill -9. Helpers: a writer on mA that stays open
-# after writing, and a SIGKILL of mA's daemon with its dead mount detached.
+# 4 and 5: the flusher and kill -9 (cfs_kill9 of mA's daemon). Helpers: mA
+# with its daemon's pid in victim, a writer on mA that stays open after writing.
 mount_a() { # FLUSH_INTERVAL
 	accel_mount "$PWD/src" "$PWD/mA" -o "$base,flush_interval=$1"
 	victim=$ACCEL_PID
@@ -104,11 +104,6 @@ start_writer() { # hold|holdsync FILE N
 	cfs_bg rec "$1" "mA/$2" "$3" 30 ready
 	for _ in $(seq 100); do [ -e ready ] && break; sleep 0.05; done
 	[ -e ready ] || fail "the writer of $2 did not get through its records"
-}
-kill_a() {
-	kill -KILL "$victim"
-	wait "$victim" 2>/dev/null
-	fusermount3 -u -z "$PWD/mA" 2>/dev/null || umount -l "$PWD/mA"
 }
 
 mount_a 0.3
@@ -120,14 +115,14 @@ echo "flusher: 500 records on SOURCE within 1 s while the file stays open"
 # kill -9 with the file open: what the flusher wrote stays; the pool forgets the rest
 start_writer hold K 300
 sleep 1
-kill_a
+cfs_kill9 "$PWD/mA" "$victim"
 rec check src/K 300 0 || fail "kill -9: data older than flush_interval lost"
 echo "kill -9: every record older than flush_interval was on SOURCE"
 
 # kill -9 right after fsync, with a flush_interval that never came: all there
 mount_a 60
 start_writer holdsync Y 300
-kill_a
+cfs_kill9 "$PWD/mA" "$victim"
 rec check src/Y 300 0 || fail "kill -9 after fsync: acknowledged data lost"
 echo "kill -9 right after fsync: every record on SOURCE"
 
@@ -135,7 +130,7 @@ echo "kill -9 right after fsync: every record on SOURCE"
 mount_a 60
 start_writer hold L 10
 [ "$(pstat dirty_lost)" = 0 ] || fail "dirty_lost before any daemon died"
-kill_a
+cfs_kill9 "$PWD/mA" "$victim"
 accel_mount "$PWD/src" "$PWD/mB" -o "$base,flush_interval=60"
 lost=$(pstat dirty_lost)
 [ "$lost" -ge 1 ] || fail "the new daemon did not drop the dead daemon's dirty buffers"

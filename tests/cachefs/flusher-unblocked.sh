@@ -16,19 +16,10 @@ command -v python3 >/dev/null || skip "python3 is needed to hold a file open"
 
 SLOW_PID=""
 slow_cleanup() {
-	local rc=$? p
-	exec 4>&- 2>/dev/null
-	accel_umount "$ACCEL_TMP/m"
-	for p in $ACCEL_PIDS; do # the daemon holds files on slowfs until it exits
-		accel_wait_exit "$p" 15 || kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
 	accel_umount "$ACCEL_TMP/slow"
 	[ -n "$SLOW_PID" ] && { kill "$SLOW_PID" 2>/dev/null; wait "$SLOW_PID" 2>/dev/null; }
-	(exit $rc)
-	cfs_cleanup
 }
-trap slow_cleanup EXIT
+cfs_below slow_cleanup
 
 mkdir slow m
 printf 'aaaaaaaaaa' >src/A
@@ -40,18 +31,20 @@ writing() { sed -n 's/.*writing=\([0-9]*\).*/\1/p' "$PWD/slow/.slowfs-stats"; }
 
 accel_mount "$PWD/slow" "$PWD/m" -o "pool=$POOL,writeback=off,flush_interval=0.5"
 # A writer that keeps A open (a shell's "printf >&3" closes a dup: FUSE
-# flush, which writes deferred bytes back at once); it closes A when fd 4 closes.
+# flush, which writes deferred bytes back at once); it closes A when fd 4
+# closes. A job of cfs_bg, so a failed test does not leave it holding A; fd 4
+# is opened after it starts (not inherited) and read-write (never blocks).
 mkfifo ctl
-python3 -c '
-import os, sys
+cfs_bg python3 -c '
+import os
 fd = os.open("m/A", os.O_RDWR)
 os.pwrite(fd, b"X", 0)
 open("written", "w").close()
-sys.stdin.read()
+open("ctl").read()
 os.close(fd)
-' <ctl &
-WRITER=$!
-exec 4>ctl
+'
+WRITER=$CFS_BG
+exec 4<>ctl
 for _ in $(seq 400); do
 	[ -e written ] && break
 	sleep 0.05

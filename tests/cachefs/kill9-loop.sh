@@ -43,10 +43,7 @@ for ((k = 1; k <= kills * 3; k++)); do
 	sleep "0.$((RANDOM % 4 + 2))"
 	kill -0 "$v1" 2>/dev/null && kill -0 "$v2" 2>/dev/null ||
 		break # a verifier stopped: report it below
-	kill -KILL "$victim"
-	wait "$victim" 2>/dev/null
-	fusermount3 -u -z "$PWD/m3" 2>/dev/null || umount -l "$PWD/m3" ||
-		fail "cannot detach the dead mount m3"
+	cfs_kill9 "$PWD/m3" "$victim"
 	accel_mount "$PWD/src" "$PWD/m3" -o "$opts"
 	victim=$ACCEL_PID
 done

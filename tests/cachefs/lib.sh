@@ -6,6 +6,9 @@
 #               (mount with absolute paths: "$PWD/src" "$PWD/m");
 # cfs_pool TAG  sets POOL to a pool name of this test and pid, removed on exit;
 # cfs_bg CMD... runs CMD in the background, killed on exit, pid in CFS_BG;
+# cfs_below FUNC  FUNC takes down at exit what SOURCE sits on (a loop
+#               device, another FUSE daemon), once no daemon holds SOURCE;
+# cfs_kill9 MNT PID...  SIGKILLs MNT's daemon and detaches its dead mount;
 # pstat ...     the poolstat helper on $POOL (key=value lines);
 # kv FILE KEY   a value from a saved snapshot.
 #
@@ -15,18 +18,31 @@
 
 CFS_POOLS=""
 CFS_JOBS=""
+CFS_BELOW=""
 
-# Background jobs first (they hold files open on the mounts), then the pools
-# (removing a segment does not disturb a daemon still attached), then
-# accel_cleanup unmounts, stops the daemons and exits with the test's status.
+# Background jobs first (they hold files open on the mounts); with cfs_below,
+# the mounts and their daemons next (a daemon holds SOURCE open until it has
+# exited), then what SOURCE sits on; then the pools (removing a segment does
+# not disturb a daemon still attached), then accel_cleanup unmounts, stops
+# the daemons and exits with the test's status.
 cfs_cleanup() {
-	local rc=$? p
+	local rc=$? p m
 	for p in $CFS_JOBS; do
 		kill -KILL "$p" 2>/dev/null
 	done
 	for p in $CFS_JOBS; do
 		wait "$p" 2>/dev/null
 	done
+	if [ -n "$CFS_BELOW" ]; then
+		for m in $ACCEL_MNTS; do
+			accel_umount "$m"
+		done
+		for p in $ACCEL_PIDS; do
+			accel_wait_exit "$p" 15 || kill -KILL "$p" 2>/dev/null
+			wait "$p" 2>/dev/null
+		done
+		"$CFS_BELOW"
+	fi
 	for p in $CFS_POOLS; do
 		rm -f "/dev/shm$p"
 	done
@@ -54,6 +70,20 @@ cfs_bg() {
 	"$@" &
 	CFS_BG=$!
 	CFS_JOBS="$CFS_JOBS $CFS_BG"
+}
+
+cfs_below() {
+	CFS_BELOW=$1
+}
+
+cfs_kill9() {
+	local mnt=$1
+	shift
+	[ $# -gt 0 ] || fail "no daemon to kill on $mnt" # a bare wait would wait for all
+	kill -KILL "$@"
+	wait "$@" 2>/dev/null
+	fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt" ||
+		fail "cannot detach the dead mount $mnt"
 }
 
 pstat() {

@@ -41,7 +41,14 @@ for o, n in offs:
 PY
 }
 
-accel_mount "$PWD/src" "$PWD/m" -o "$base,readahead_max=1M"
+# mount_cold MAX: m on an empty pool (nothing prefetched yet), readahead_max=MAX
+mount_cold() {
+	accel_umount "$PWD/m"
+	rm -f "/dev/shm$POOL"
+	accel_mount "$PWD/src" "$PWD/m" -o "$base,readahead_max=$1"
+}
+
+mount_cold 1M
 pstat >p0
 reader m/F seq || fail "sequential reader got wrong bytes"
 pstat >p1
@@ -49,20 +56,16 @@ r=$(delta p0 p1 backend_reads) i=$(delta p0 p1 readahead_issued) u=$(delta p0 p1
 echo "sequential: 128 buckets -> $r backend reads; read-ahead issued $i, used $u"
 [ "$r" -le 32 ] || fail "sequential: $r backend reads for 128 buckets (want <= 32)"
 [ "$i" -gt 0 ] && [ "$u" -ge $((i * 9 / 10)) ] || fail "sequential: issued $i but used $u"
-accel_umount "$PWD/m"
-rm -f "/dev/shm$POOL" # a cold pool for the next reader
 
-accel_mount "$PWD/src" "$PWD/m" -o "$base,readahead_max=1M"
+mount_cold 1M
 pstat >p2
 reader m/F stride || fail "strided reader got wrong bytes"
 pstat >p3
 i=$(delta p2 p3 readahead_issued) u=$(delta p2 p3 readahead_used)
 echo "strided (every 3rd 16 KiB): read-ahead issued $i, used $u"
 [ "$i" -gt 0 ] && [ "$u" -ge $((i / 2)) ] || fail "strided: issued $i, used $u"
-accel_umount "$PWD/m"
-rm -f "/dev/shm$POOL"
 
-accel_mount "$PWD/src" "$PWD/m" -o "$base,readahead_max=1M"
+mount_cold 1M
 pstat >p4
 reader m/F random || fail "random reader got wrong bytes"
 pstat >p5
@@ -77,10 +80,8 @@ pstat >p6
 w=$(delta p5 p6 readahead_wasted)
 echo "stopped half-way, then a scan: $w prefetched buckets wasted"
 [ "$w" -gt 0 ] || fail "prefetched buckets evicted unread were not counted as wasted"
-accel_umount "$PWD/m"
-rm -f "/dev/shm$POOL"
 
-accel_mount "$PWD/src" "$PWD/m" -o "$base,readahead_max=0"
+mount_cold 0
 pstat >p7
 reader m/F seq || fail "reader without read-ahead got wrong bytes"
 pstat >p8

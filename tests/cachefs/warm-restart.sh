@@ -16,6 +16,16 @@ mkdir m
 "$CFSIO" gen src/G $((1 << 20)) || fail "cannot create src/G"
 nbF=$((((2 << 20) + 99 + 65535) / 65536))
 
+# warm_f WHEN: F read through m must come all from the pool, no backend read
+# (its counters before and after the read are left in fa and fb)
+warm_f() {
+	pstat -i "$(file_id src/F)" >fa
+	cmp m/F src/F || fail "F $1 differs"
+	pstat -i "$(file_id src/F)" >fb
+	[ "$(delta fa fb backend_reads)" = 0 ] ||
+		fail "F $1: $(delta fa fb backend_reads) backend reads, want 0 (warm pool)"
+}
+
 accel_mount "$PWD/src" "$PWD/m" -o "$opts"
 cmp m/F src/F || fail "first read of F differs"
 cmp m/G src/G || fail "first read of G differs"
@@ -28,26 +38,16 @@ cat src/G.new >src/G
 touch -d '+2 seconds' src/G
 
 accel_mount "$PWD/src" "$PWD/m" -o "$opts"
-pstat -i "$(file_id src/F)" >f0
-cmp m/F src/F || fail "F after the remount differs"
-pstat -i "$(file_id src/F)" >f1
-[ "$(delta f0 f1 backend_reads)" = 0 ] ||
-	fail "F after the remount: $(delta f0 f1 backend_reads) backend reads, want 0 (warm pool)"
-[ "$(delta f0 f1 global_hits)" -ge "$nbF" ] ||
-	fail "F after the remount: $(delta f0 f1 global_hits) global hits, want >= $nbF"
+warm_f "after the remount"
+[ "$(delta fa fb global_hits)" -ge "$nbF" ] ||
+	fail "F after the remount: $(delta fa fb global_hits) global hits, want >= $nbF"
 cmp m/G src/G || fail "G changed while unmounted: the old buffers were served"
 echo "ok: remount served F from the pool with 0 backend reads; changed G read fresh"
 
 # a daemon killed outright leaves the pool warm as well
-pids=$(accel_daemon_pids "$PWD/m")
-kill -KILL $pids
-fusermount3 -u -z "$PWD/m" 2>/dev/null || umount -l "$PWD/m"
+cfs_kill9 "$PWD/m" $(accel_daemon_pids "$PWD/m")
 accel_mount "$PWD/src" "$PWD/m" -o "$opts"
-pstat -i "$(file_id src/F)" >f2
-cmp m/F src/F || fail "F after SIGKILL and remount differs"
-pstat -i "$(file_id src/F)" >f3
-[ "$(delta f2 f3 backend_reads)" = 0 ] ||
-	fail "F after SIGKILL and remount: $(delta f2 f3 backend_reads) backend reads, want 0"
+warm_f "after SIGKILL and remount"
 echo "ok: after SIGKILL the remounted daemon found F in the pool"
 accel_umount "$PWD/m"
 

@@ -1,13 +1,16 @@
 # SPDX-License-Identifier: MIT
 # lib.sh - helpers for the accel integration tests: a loop-mounted ext4
-# image that is always unmounted and detached, fragmented files, metadata
-# snapshots. Sourced by the tests/tools/*.sh scripts; $1 is the accel binary.
+# image that is always unmounted and detached, an accelfs mount on a pool of
+# the test's own (both gone on exit), fragmented files, metadata snapshots,
+# checks of values and of JSON. Sourced by the tests/tools/*.sh scripts; $1
+# is the accel binary.
 set -u
 ACCEL=$(realpath "${1:?usage: $0 path/to/accel}")
 T=$(mktemp -d /tmp/accel-test.XXXXXX)
 MNT=$T/mnt
 LOOP=
-MOUNTS=()
+MOUNTS=()   # unmounted on exit, first to last
+SEGMENTS=() # pools (/dev/shm names) removed on exit, once nothing is mounted
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
@@ -17,9 +20,31 @@ cleanup() {
 	local m
 	for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; done
 	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
+	for m in "${SEGMENTS[@]}"; do rm -f "/dev/shm$m"; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
+
+# need_fuse: skip unless accelfs can be mounted here; fail without the daemon
+need_fuse() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to mount FUSE"
+	[ -c /dev/fuse ] && { : </dev/fuse; } 2>/dev/null || skip "/dev/fuse is not usable"
+	command -v fusermount3 >/dev/null || skip "fusermount3 is not installed"
+	[ -x "${ACCELFS:-}" ] || fail "ACCELFS is not set to the daemon (run through meson test)"
+}
+
+# fuse_setup TAG: need_fuse, then POOL (a pool name of this test and pid),
+# SRC (a SOURCE directory) and FMNT (its mount point); on exit FMNT is
+# unmounted before $T goes, then the pool is removed
+fuse_setup() {
+	need_fuse
+	POOL=/accel-test-$1-$$
+	SEGMENTS+=("$POOL")
+	SRC=$T/src
+	FMNT=$T/fmnt
+	mkdir -p "$SRC" "$FMNT"
+	MOUNTS=("$FMNT" "${MOUNTS[@]}")
+}
 
 need_loop() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root for loop devices and mounts"
@@ -68,6 +93,17 @@ no_temps() {
 	local left
 	left=$(find "$1" -name '.accel-*' 2>/dev/null)
 	[ -z "$left" ] || fail "temporaries left behind: $left"
+}
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+}
+
+# jget FILE EXPR: evaluate the Python expression EXPR on the JSON in FILE (as j)
+jget() {
+	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
+		"$1" "$2" || fail "cannot evaluate $2 on $1: $(cat "$1")"
 }
 
 # expect_rc WANT CMD...: run, keep output in $OUT, check the exit code

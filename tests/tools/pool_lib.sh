@@ -4,14 +4,12 @@
 # named after the test and its pid, and removed (with any held workload
 # stopped) when the script exits, however it exits.
 WORKLOAD=$(realpath "${2:?usage: $0 path/to/accel path/to/pool_workload}")
-POOLS=()
 HOLDPID=
 
+# the held workload first: it keeps the pool attached
 pool_cleanup() {
-	local p
 	exec 8>&- 2>/dev/null
 	[ -n "$HOLDPID" ] && kill "$HOLDPID" 2>/dev/null && wait "$HOLDPID" 2>/dev/null
-	for p in "${POOLS[@]}"; do rm -f "/dev/shm$p"; done
 	cleanup
 }
 trap pool_cleanup EXIT
@@ -19,19 +17,8 @@ trap pool_cleanup EXIT
 # newpool TAG: set POOL to a fresh unique pool name, removed on exit
 newpool() {
 	POOL="/accelfs-t-$1-$$"
-	POOLS+=("$POOL")
+	SEGMENTS+=("$POOL")
 	rm -f "/dev/shm$POOL"
-}
-
-# jget FILE EXPR: evaluate the Python expression EXPR on the JSON in FILE (as j)
-jget() {
-	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
-		"$1" "$2" || fail "cannot evaluate $2 on $1: $(cat "$1")"
-}
-
-# expect_eq WHAT GOT WANT
-expect_eq() {
-	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
 }
 
 # hold POOL NBUFS BSIZE OP...: run the workload keeping its streams open

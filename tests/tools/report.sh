@@ -9,29 +9,8 @@
 # $1: accel; ACCELFS: the daemon (set by meson).
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" -eq 0 ] || skip "needs root to mount FUSE"
-[ -c /dev/fuse ] && { : </dev/fuse; } 2>/dev/null || skip "/dev/fuse is not usable"
-command -v fusermount3 >/dev/null || skip "fusermount3 is not installed"
+fuse_setup report
 command -v python3 >/dev/null || skip "python3 is not installed (JSON checks)"
-[ -x "${ACCELFS:-}" ] || fail "ACCELFS is not set to the daemon (run through meson test)"
-
-POOL=/accel-test-report-$$
-SRC=$T/src
-FMNT=$T/fmnt
-mkdir -p "$SRC" "$FMNT"
-
-report_cleanup() {
-	fusermount3 -u "$FMNT" 2>/dev/null || umount -l "$FMNT" 2>/dev/null
-	rm -f "/dev/shm$POOL"
-	cleanup
-}
-trap report_cleanup EXIT
-
-expect_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"; }
-jget() {
-	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
-		"$1" "$2" || fail "cannot evaluate $2 on $1: $(cat "$1")"
-}
 
 head -c $((48 * 65536)) /dev/urandom >"$SRC/hot.dat"
 head -c $((512 * 65536)) /dev/urandom >"$SRC/scan.dat"
@@ -49,7 +28,6 @@ mount_it() {
 	"$ACCELFS" "$SRC" "$FMNT" \
 		-o "pool=$POOL,global_cache=8M,bucket_size=64K,kernel_cache=never,readahead_max=0" ||
 		fail "mount"
-	MOUNTS=("$FMNT" "${MOUNTS[@]}")
 }
 
 # 12 passes: the hot file whole, then the next 128 buckets of the scan.

@@ -10,7 +10,6 @@
 
 R=$T/root
 put() { mkdir -p "$(dirname "$R/$1")" && printf '%s\n' "$2" >"$R/$1"; }
-expect_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"; }
 
 put proc/self/mountinfo '45 22 0:45 / /mnt/x rw - fuse.accelfs /srv/x rw,user_id=0,group_id=0'
 put proc/sys/kernel/io_uring_disabled 0

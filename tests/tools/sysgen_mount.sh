@@ -15,29 +15,11 @@ if [ -z "${ACCEL_IN_NS:-}" ]; then
 fi
 . "$(dirname "$0")/lib.sh"
 
-[ -c /dev/fuse ] && { : </dev/fuse; } 2>/dev/null || skip "/dev/fuse is not usable"
-command -v fusermount3 >/dev/null || skip "fusermount3 is not installed"
+fuse_setup sg
 command -v python3 >/dev/null || skip "python3 is not installed"
-[ -x "${ACCELFS:-}" ] || fail "ACCELFS is not set to the daemon (run through meson test)"
-
-POOL=/accel-sg-$$
-SRC=$T/src
-FMNT=$T/fmnt
-mkdir -p "$SRC" "$FMNT"
-sg_cleanup() {
-	fusermount3 -u "$FMNT" 2>/dev/null || umount -l "$FMNT" 2>/dev/null
-	rm -f "/dev/shm$POOL"
-	cleanup
-}
-trap sg_cleanup EXIT
+# a timeout's SIGTERM (or ^C) runs lib.sh's cleanup: nothing stays mounted
 trap 'exit 143' TERM
 trap 'exit 130' INT
-
-expect_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"; }
-jget() {
-	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
-		"$1" "$2" || fail "cannot evaluate $2 on $1: $(cat "$1")"
-}
 
 CONN=/sys/fs/fuse/connections
 if [ ! -e "$CONN/README" ] && ! ls "$CONN"/*/max_background >/dev/null 2>&1; then

@@ -5,7 +5,6 @@
  * copy_data() reproduces a sparse file with its holes (on whatever file
  * system holds /tmp; hole checks are skipped where SEEK_HOLE reports none).
  */
-#include <CUnit/Basic.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 
 #include "backend.h"
 #include "copy.h"
+#include "cunit_main.h"
 
 static void test_sum_split(void)
 {
@@ -69,7 +69,6 @@ static void test_copy_sparse(void)
 int main(void)
 {
 	CU_pSuite s;
-	unsigned int failed;
 	char why[128];
 
 	if (backend_init(BACKEND_AUTO, 0, why, sizeof(why)) < 0 ||
@@ -78,9 +77,5 @@ int main(void)
 	s = CU_add_suite("copy", NULL, NULL);
 	CU_add_test(s, "checksum split and zeros", test_sum_split);
 	CU_add_test(s, "sparse copy", test_copy_sparse);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return cunit_run();
 }

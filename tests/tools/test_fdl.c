@@ -4,10 +4,10 @@
  * write/parse round trip, and that each kind of error names the right line
  * and column.
  */
-#include <CUnit/Basic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cunit_main.h"
 #include "fdl.h"
 
 static int parse(const char *text, struct fdl *fdl, struct fdl_error *err)
@@ -124,7 +124,6 @@ static void test_errors(void)
 int main(void)
 {
 	CU_pSuite s;
-	unsigned int failed;
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
@@ -133,9 +132,5 @@ int main(void)
 	CU_add_test(s, "defaults", test_defaults);
 	CU_add_test(s, "roundtrip", test_roundtrip);
 	CU_add_test(s, "errors with line and column", test_errors);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return cunit_run();
 }

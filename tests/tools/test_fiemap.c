@@ -3,8 +3,8 @@
  * test_fiemap.c - extent arithmetic: merging physically contiguous kernel
  * extents, data runs and holes, unwritten extents, the fragmentation score.
  */
-#include <CUnit/Basic.h>
 
+#include "cunit_main.h"
 #include "fiemap.h"
 
 static void push(struct fiemap_map *m, uint64_t lo, uint64_t ph, uint64_t len, uint32_t flags)
@@ -106,7 +106,6 @@ static void test_nophys(void)
 int main(void)
 {
 	CU_pSuite s;
-	unsigned int failed;
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
@@ -117,9 +116,5 @@ int main(void)
 	CU_add_test(s, "holes", test_holes);
 	CU_add_test(s, "preallocation beyond EOF", test_prealloc_beyond_eof);
 	CU_add_test(s, "no physical address", test_nophys);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return cunit_run();
 }

@@ -13,14 +13,22 @@
 
 #define EPS 1e-9
 
-static void set(uint64_t *c, uint64_t la, uint64_t lh, uint64_t ga, uint64_t gh, uint64_t gr)
+/*
+ * One sample at time @t of a file whose counters stand at local attempts and
+ * hits, global attempts and hits, global buffer reads (all others 0); what
+ * monstat_feed returns (1: an interval was closed).
+ */
+static int feed(struct monstat *m, double t, uint64_t la, uint64_t lh, uint64_t ga, uint64_t gh,
+		uint64_t gr)
 {
-	memset(c, 0, sizeof(uint64_t) * POOL_C_FILE_MAX);
+	uint64_t c[POOL_C_FILE_MAX] = { 0 };
+
 	c[POOL_C_LOCAL_ATTEMPTS] = la;
 	c[POOL_C_LOCAL_HITS] = lh;
 	c[POOL_C_GLOBAL_ATTEMPTS] = ga;
 	c[POOL_C_GLOBAL_HITS] = gh;
 	c[POOL_C_GBUF_READ_IOS] = gr;
+	return monstat_feed(m, t, c);
 }
 
 static void expect(const struct monstat *m, enum monstat_row r, double cur, double ave, double min,
@@ -37,11 +45,9 @@ static void expect(const struct monstat *m, enum monstat_row r, double cur, doub
 static void test_first_sample(void)
 {
 	struct monstat m;
-	uint64_t c[POOL_C_FILE_MAX];
 
 	monstat_init(&m);
-	set(c, 100, 50, 7, 7, 3);
-	CU_ASSERT_EQUAL(monstat_feed(&m, 10.0, c), 0);
+	CU_ASSERT_EQUAL(feed(&m, 10.0, 100, 50, 7, 7, 3), 0);
 	CU_ASSERT_EQUAL(monstat_intervals(&m), 0);
 	for (int r = 0; r < MONSTAT_NROWS; r++)
 		expect(&m, r, 0, 0, 0, 0);
@@ -51,22 +57,21 @@ static void test_first_sample(void)
 static void test_intervals(void)
 {
 	struct monstat m;
-	uint64_t c[POOL_C_FILE_MAX];
 
 	monstat_init(&m);
-	set(c, 100, 50, 0, 0, 0);
-	monstat_feed(&m, 0.0, c);
-	set(c, 140, 60, 30, 15, 15); /* 2 s: 40 attempts, 10 hits */
-	CU_ASSERT_EQUAL(monstat_feed(&m, 2.0, c), 1);
+	feed(&m, 0.0, 100, 50, 0, 0, 0);
+	/* 2 s: 40 attempts, 10 hits */
+	CU_ASSERT_EQUAL(feed(&m, 2.0, 140, 60, 30, 15, 15), 1);
 	expect(&m, MONSTAT_LOCAL_HIT_PCT, 25, 25, 25, 25);
 	expect(&m, MONSTAT_LOCAL_ATTEMPT_RATE, 20, 20, 20, 20);
 	expect(&m, MONSTAT_GLOBAL_HIT_PCT, 50, 50, 50, 50);
 	expect(&m, MONSTAT_GBUF_READ_RATE, 7.5, 7.5, 7.5, 7.5);
-	CU_ASSERT_EQUAL(monstat_feed(&m, 4.0, c), 1); /* idle: 0 %, 0/s */
+	/* idle (the same counters): 0 %, 0/s */
+	CU_ASSERT_EQUAL(feed(&m, 4.0, 140, 60, 30, 15, 15), 1);
 	expect(&m, MONSTAT_LOCAL_HIT_PCT, 0, 25, 0, 25);
 	expect(&m, MONSTAT_LOCAL_ATTEMPT_RATE, 0, 10, 0, 20);
-	set(c, 150, 70, 30, 15, 15); /* 1 s: 10 attempts, 10 hits */
-	CU_ASSERT_EQUAL(monstat_feed(&m, 5.0, c), 1);
+	/* 1 s: 10 attempts, 10 hits */
+	CU_ASSERT_EQUAL(feed(&m, 5.0, 150, 70, 30, 15, 15), 1);
 	/* AVE = 20 hits / 50 attempts = 40 %, not (25 + 0 + 100) / 3 */
 	expect(&m, MONSTAT_LOCAL_HIT_PCT, 100, 40, 0, 100);
 	expect(&m, MONSTAT_LOCAL_ATTEMPT_RATE, 10, 10, 0, 20);
@@ -79,23 +84,20 @@ static void test_intervals(void)
 static void test_time_and_restart(void)
 {
 	struct monstat m;
-	uint64_t c[POOL_C_FILE_MAX];
 
 	monstat_init(&m);
-	set(c, 10, 5, 0, 0, 0);
-	monstat_feed(&m, 1.0, c);
-	set(c, 20, 10, 0, 0, 0);
-	CU_ASSERT_EQUAL(monstat_feed(&m, 1.0, c), 0); /* no time passed: ignored */
-	CU_ASSERT_EQUAL(monstat_feed(&m, 0.5, c), 0);
+	feed(&m, 1.0, 10, 5, 0, 0, 0);
+	/* no time passed, or time went back: ignored */
+	CU_ASSERT_EQUAL(feed(&m, 1.0, 20, 10, 0, 0, 0), 0);
+	CU_ASSERT_EQUAL(feed(&m, 0.5, 20, 10, 0, 0, 0), 0);
 	CU_ASSERT_EQUAL(monstat_intervals(&m), 0);
-	CU_ASSERT_EQUAL(monstat_feed(&m, 3.0, c), 1);
+	CU_ASSERT_EQUAL(feed(&m, 3.0, 20, 10, 0, 0, 0), 1);
 	expect(&m, MONSTAT_LOCAL_ATTEMPT_RATE, 5, 5, 5, 5);
-	set(c, 4, 4, 0, 0, 0); /* slot reused: counters went back */
-	CU_ASSERT_EQUAL(monstat_feed(&m, 4.0, c), 0);
+	/* slot reused: counters went back */
+	CU_ASSERT_EQUAL(feed(&m, 4.0, 4, 4, 0, 0, 0), 0);
 	CU_ASSERT_EQUAL(monstat_intervals(&m), 0);
 	expect(&m, MONSTAT_LOCAL_ATTEMPT_RATE, 0, 0, 0, 0);
-	set(c, 8, 6, 0, 0, 0);
-	CU_ASSERT_EQUAL(monstat_feed(&m, 8.0, c), 1);
+	CU_ASSERT_EQUAL(feed(&m, 8.0, 8, 6, 0, 0, 0), 1);
 	expect(&m, MONSTAT_LOCAL_ATTEMPT_RATE, 1, 1, 1, 1);
 	expect(&m, MONSTAT_LOCAL_HIT_PCT, 50, 50, 50, 50);
 }

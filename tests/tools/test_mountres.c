@@ -3,12 +3,12 @@
  * test_mountres.c - mountinfo parsing (escapes, optional fields) and the
  * mapping MOUNTPOINT/rel -> SOURCE/rel, innermost mount winning.
  */
-#include <CUnit/Basic.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cunit_main.h"
 #include "mountres.h"
 
 static char table[] = "/tmp/test_mountres.XXXXXX";
@@ -67,7 +67,7 @@ int main(void)
 				      "3 2 0:51 / /mnt/acc/tmp rw - tmpfs tmpfs rw\n"
 				      "4 1 0:52 / /mnt/other rw - fuse.sshfs host:/x rw\n"
 				      "5 1 0:53 / /mnt/rel rw - fuse.accelfs accelfs rw\n";
-	unsigned int failed;
+	int ret;
 	CU_pSuite s;
 	int fd;
 
@@ -81,10 +81,7 @@ int main(void)
 	CU_add_test(s, "parse", test_parse);
 	CU_add_test(s, "normalize", test_normalize);
 	CU_add_test(s, "resolve", test_resolve);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures();
-	CU_cleanup_registry();
+	ret = cunit_run();
 	unlink(table);
-	return failed ? 1 : 0;
+	return ret;
 }

@@ -179,12 +179,16 @@ static const struct sysgen_row *row(const struct sysgen_report *rep, const char 
 		CU_ASSERT_EQUAL(r_->status, st);                                                \
 	} while (0)
 
-static void check(struct sysgen_report *rep)
+/* Judge the fake system as configured by @cfg (config(), perhaps changed) into @rep. */
+static void check_with(struct sysgen_config cfg, struct sysgen_report *rep)
 {
-	struct sysgen_config cfg = config();
-
 	memset(rep, 0, sizeof(*rep));
 	CU_ASSERT_EQUAL_FATAL(sysgen_check(&cfg, rep), 0);
+}
+
+static void check(struct sysgen_report *rep)
+{
+	check_with(config(), rep);
 }
 
 static void test_mounts(void)
@@ -322,6 +326,7 @@ static void test_limits(void)
 static void test_mount_rows(void)
 {
 	struct sysgen_report rep;
+	struct sysgen_config cfg;
 	char want[64];
 
 	build_tree();
@@ -345,13 +350,9 @@ static void test_mount_rows(void)
 	CU_ASSERT_EQUAL(sysgen_bdi_ratio(64ULL << 20, 64ULL << 20), 100);
 	/* vm.dirty_bytes overrides the ratio; a bigger burst needs a bigger share */
 	put(proc, "sys/vm/dirty_bytes", "1073741824\n");
-	{
-		struct sysgen_config cfg = config();
-
-		cfg.write_burst = 256ULL << 20;
-		memset(&rep, 0, sizeof(rep));
-		CU_ASSERT_EQUAL_FATAL(sysgen_check(&cfg, &rep), 0);
-	}
+	cfg = config();
+	cfg.write_burst = 256ULL << 20;
+	check_with(cfg, &rep);
 	EXPECT(&rep, "bdi.0:45.max_ratio", "1", ">= 50", SYSGEN_LOW);
 	snprintf(want, sizeof(want), "dirty_bytes: writers throttled at 1.0 GiB dirty");
 	CU_ASSERT_STRING_EQUAL(row(&rep, "vm.dirty_ratio")->why, want);
@@ -405,8 +406,7 @@ static void test_probes(void)
 	del(sys_, "kernel/tracing/README");
 	cfg = config();
 	cfg.probes = true;
-	memset(&rep, 0, sizeof(rep));
-	CU_ASSERT_EQUAL_FATAL(sysgen_check(&cfg, &rep), 0);
+	check_with(cfg, &rep);
 	EXPECT(&rep, "bpftrace", "absent", "present", SYSGEN_LOW);
 	EXPECT(&rep, "uprobes", "no tracefs", "uprobe_events", SYSGEN_LOW);
 	CU_ASSERT_STRING_EQUAL(row(&rep, "uprobes")->manual,

@@ -3,7 +3,6 @@
  * test_tmpname.c - temporary names: made, recognised, long names shortened,
  * foreign names ignored, and only dead processes' files cleaned.
  */
-#include <CUnit/Basic.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cunit_main.h"
 #include "tmpname.h"
 
 static void test_make_parse(void)
@@ -93,7 +93,6 @@ static void test_clean(void)
 int main(void)
 {
 	CU_pSuite s;
-	unsigned int failed;
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
@@ -101,9 +100,5 @@ int main(void)
 	CU_add_test(s, "make and parse", test_make_parse);
 	CU_add_test(s, "foreign names", test_foreign);
 	CU_add_test(s, "clean only dead pids", test_clean);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return cunit_run();
 }

@@ -4,11 +4,11 @@
  * the stored form the daemon parses, every bad one is refused with the
  * right error, and sizes take K/M/G suffixes without overflowing.
  */
-#include <CUnit/Basic.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cunit_main.h"
 #include "tuning.h"
 
 static const char *parsed(enum tuning_key k, const char *in)
@@ -90,7 +90,6 @@ static void test_stored(void)
 int main(void)
 {
 	CU_pSuite s;
-	unsigned int failed;
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
@@ -99,9 +98,5 @@ int main(void)
 	CU_add_test(s, "words and default", test_words);
 	CU_add_test(s, "sizes", test_sizes);
 	CU_add_test(s, "stored values", test_stored);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return cunit_run();
 }

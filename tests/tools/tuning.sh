@@ -7,8 +7,6 @@
 # path inside an accelfs mount (a fake mount table) lands on the backing file.
 . "$(dirname "$0")/lib.sh"
 
-# expect_eq WHAT GOT WANT
-expect_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"; }
 attr() { getfattr --only-values -n "user.accelfs.$2" "$1" 2>/dev/null; }
 
 F=$T/f

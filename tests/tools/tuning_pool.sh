@@ -9,30 +9,10 @@
 # $1: accel; ACCELFS: the daemon (set by meson).
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" -eq 0 ] || skip "needs root to mount FUSE"
-[ -c /dev/fuse ] && { : </dev/fuse; } 2>/dev/null || skip "/dev/fuse is not usable"
-command -v fusermount3 >/dev/null || skip "fusermount3 is not installed"
-[ -x "${ACCELFS:-}" ] || fail "ACCELFS is not set to the daemon (run through meson test)"
+fuse_setup pool
+BAD=/accel-test-bad-$$ # a garbage segment, and $BAD-hdr one with a corrupt header
+SEGMENTS+=("$BAD" "$BAD-hdr")
 
-POOL=/accel-test-$$
-BAD=/accel-test-bad-$$
-SRC=$T/src
-FMNT=$T/fmnt
-mkdir -p "$SRC" "$FMNT"
-
-# unmount before lib.sh's cleanup removes $T; then our segments
-pool_cleanup() {
-	fusermount3 -u "$FMNT" 2>/dev/null || umount -l "$FMNT" 2>/dev/null
-	rm -f "/dev/shm$POOL" "/dev/shm$BAD" "/dev/shm$BAD-hdr"
-	cleanup
-}
-trap pool_cleanup EXIT
-
-expect_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"; }
-jget() {
-	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
-		"$1" "$2" || fail "cannot evaluate $2 on $1: $(cat "$1")"
-}
 # until_ok SECONDS CMD...: retry CMD until it succeeds
 until_ok() {
 	local i n=$(($1 * 10))
@@ -48,7 +28,6 @@ head -c 1000000 /dev/urandom >"$SRC/f" # 16 buckets of 64 KiB
 head -c 200000 /dev/urandom >"$SRC/g"
 expect_rc 0 "$ACCEL" set "$SRC/f" --global-buffers=all
 expect_rc 0 "$ACCELFS" "$SRC" "$FMNT" -o "pool=$POOL"
-MOUNTS=("$FMNT" "${MOUNTS[@]}")
 cmp "$FMNT/f" "$SRC/f" || fail "read through the mount"
 cmp "$FMNT/g" "$SRC/g" || fail "read g through the mount"
 

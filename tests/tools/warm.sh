@@ -7,20 +7,7 @@
 # $1: accel; ACCELFS: the daemon (set by meson).
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" -eq 0 ] || skip "needs root to mount FUSE"
-[ -c /dev/fuse ] && { : </dev/fuse; } 2>/dev/null || skip "/dev/fuse is not usable"
-[ -x "${ACCELFS:-}" ] || fail "ACCELFS is not set to the daemon (run through meson test)"
-
-POOL=/accel-test-warm-$$
-SRC=$T/src
-MNT=$T/mnt
-mkdir -p "$SRC" "$MNT"
-warm_cleanup() {
-	fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
-	rm -f "/dev/shm$POOL"
-	cleanup
-}
-trap warm_cleanup EXIT
+fuse_setup warm
 
 # two files written in interleaved pieces, so their extents alternate on disk
 for i in $(seq 0 15); do
@@ -38,20 +25,14 @@ out=$("$ACCEL" warm --pool "$POOL" "$SRC/a" "$SRC/b") || fail "second accel warm
 grep -q "^$SRC/a: 0 buckets read from disk" <<<"$out" || fail "second warm read a again: $out"
 ok "warm: every bucket read once; a second warm reads nothing"
 
-"$ACCELFS" "$SRC" "$MNT" -o "pool=$POOL,kernel_cache=never" || fail "mount failed"
+"$ACCELFS" "$SRC" "$FMNT" -o "pool=$POOL,kernel_cache=never" || fail "mount failed"
 before=$("$ACCEL" stat --pool "$POOL" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pool"]["counters"]["backend_reads"])')
-cmp "$MNT/a" "$SRC/a" || fail "a through the mount differs"
-cmp "$MNT/b" "$SRC/b" || fail "b through the mount differs"
+cmp "$FMNT/a" "$SRC/a" || fail "a through the mount differs"
+cmp "$FMNT/b" "$SRC/b" || fail "b through the mount differs"
 after=$("$ACCEL" stat --pool "$POOL" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pool"]["counters"]["backend_reads"])')
 [ "$after" = "$before" ] || fail "the mount read $((after - before)) buckets from disk after a warm, want 0"
 ok "warm: the mount reads warmed files with zero backend reads"
 
-expect_rc() { # rc, command...
-	local want=$1 rc=0
-	shift
-	OUT=$("$@" 2>&1) || rc=$?
-	[ "$rc" = "$want" ] || fail "$*: exit $rc, want $want: $OUT"
-}
 expect_rc 1 "$ACCEL" warm --pool "$POOL" "$T/nonexistent"
 grep -qx "accel warm: $T/nonexistent: No such file or directory" <<<"$OUT" || fail "nonexistent: $OUT"
 expect_rc 1 "$ACCEL" warm --pool "$POOL" "$SRC"
