@@ -24,11 +24,12 @@ ok "defrag: ENOSPC reported, original intact, no temporary"
 
 expect_rc 1 "$ACCEL" convert f out
 grep -q "No space left on device (IN is intact; nothing was created)" <<<"$OUT" || fail "$OUT"
-printf '[allocation]\nbest_try_contiguous = no\n' >nopre.fdl
-expect_rc 1 "$ACCEL" convert --fdl nopre.fdl f out
+# the FDL lives outside the full file system: writing it there may itself fail
+printf '[allocation]\nbest_try_contiguous = no\n' >"$T/nopre.fdl" || fail "write $T/nopre.fdl"
+expect_rc 1 "$ACCEL" convert --fdl "$T/nopre.fdl" f out
 grep -q "cannot copy the data: No space left on device" <<<"$OUT" || fail "mid-copy: $OUT"
 [ ! -e out ] || fail "OUT exists after failure"
-expect_rc 1 "$ACCEL" convert --replace --fdl nopre.fdl f
+expect_rc 1 "$ACCEL" convert --replace --fdl "$T/nopre.fdl" f
 grep -q "cannot copy the data: No space left on device (IN is intact, temporary removed)" \
 	<<<"$OUT" || fail "$OUT"
 [ "$(md5sum <f)" = "$sum" ] || fail "f changed"
