@@ -86,11 +86,14 @@ int pool_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *d
 	epoch = pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST));
 	idx = pool_buf_lookup(pool, s, pf->slot, epoch, bucket);
 	if (idx != POOL_NONE && !whole && !(pool->bufs[idx].flags & POOL_BUF_F_DIRTY) &&
-	    pool->bufs[idx].len < pool->bsize) {
+	    pool->bufs[idx].len < boff) {
 		/*
-		 * A clean copy that ends inside the bucket shows an end of file
-		 * that a write past it (here or in another mount) may have moved:
-		 * patching it would make the bytes after it zeros. Read it anew.
+		 * A clean copy that ends before the write starts shows an end of
+		 * file that a write past it (here or in another mount) may have
+		 * moved: patching would make the gap zeros. Read it anew. One
+		 * that reaches the write (an append at its end, a record
+		 * rewritten) is patched: re-reading it would cost a backend read
+		 * per record to a program that fsyncs each one it appends.
 		 */
 		pool_buf_drop(pool, idx);
 		idx = POOL_NONE;

@@ -142,6 +142,38 @@ static void test_records_coalesce(void)
 	env_close(&e);
 }
 
+/*
+ * A program that appends a record and fsyncs it, again and again: after each
+ * flush the bucket is clean and ends inside; the next append, at its end,
+ * patches it without reading SOURCE again. A write that leaves a gap after
+ * a clean bucket's end reads the bucket anew (the end may have moved).
+ */
+static void test_append_after_flush(void)
+{
+	struct env e;
+	char rec[121];
+	int reads;
+
+	env_open(&e, "dw-append", 0);
+	for (int i = 0; i < 100; i++) {
+		snprintf(rec, sizeof(rec), "%0119d\n", i);
+		CU_ASSERT_EQUAL_FATAL(dwrite(&e, rec, (uint64_t)i * 120, 1000), 120);
+		CU_ASSERT_EQUAL_FATAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
+	}
+	CU_ASSERT_EQUAL(e.f->nwrites, 100);
+	CU_ASSERT_EQUAL(e.f->size, 12000);
+	CU_ASSERT(e.f->nreads <= 3); /* one per new bucket (12,000 bytes: 3), not per record */
+	CU_ASSERT(memcmp(e.f->data + 99 * 120, "00000000000000000000", 20) == 0 &&
+		  e.f->data[99 * 120 + 117] == '9');
+
+	reads = e.f->nreads;
+	CU_ASSERT_EQUAL(dwrite(&e, "gap", 12000 + 40, 1000), 3);
+	CU_ASSERT_EQUAL(e.f->nreads, reads + 1); /* past the clean end: read anew */
+	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
+	CU_ASSERT(memcmp(e.f->data + 12040, "gap", 3) == 0);
+	env_close(&e);
+}
+
 /* Writes inside one cached bucket, apart and overlapping: one write covers them. */
 static void test_merge_within_bucket(void)
 {
@@ -492,6 +524,7 @@ int main(void)
 	if (!s)
 		return 1;
 	CU_add_test(s, "1000 records of 120 bytes: one write", test_records_coalesce);
+	CU_add_test(s, "appends after each flush read nothing", test_append_after_flush);
 	CU_add_test(s, "writes inside a bucket merge", test_merge_within_bucket);
 	CU_add_test(s, "buckets apart split, holes are zeros", test_split_and_holes);
 	CU_add_test(s, "dirty buckets are never evicted", test_never_evicted);
