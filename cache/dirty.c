@@ -287,7 +287,8 @@ uint32_t pool_file_dirty(struct pool_file *pf)
 	return pool_file_check(pf) ? 0 : pool_fslot_ndirty(pool_fslot(pf));
 }
 
-int pool_reap_dead(struct pool *pool)
+/* Drop the dirty buffers of dead owners: of slot @only, or of every slot if POOL_NONE. */
+static int reap_dead(struct pool *pool, uint32_t only)
 {
 	uint32_t me = (uint32_t)getpid(), last_dead = 0, last_live = me;
 	int reaped = 0;
@@ -298,7 +299,8 @@ int pool_reap_dead(struct pool *pool)
 		struct pool_buf *b = &pool->bufs[i];
 		uint32_t owner = LOAD(&b->owner), s = i / pool->per_shard;
 
-		if (!(LOAD(&b->flags) & POOL_BUF_F_DIRTY) || owner == last_live)
+		if (!(LOAD(&b->flags) & POOL_BUF_F_DIRTY) || owner == last_live ||
+		    (only != POOL_NONE && LOAD(&b->file) != only))
 			continue;
 		if (owner != last_dead && !pool_pid_gone(owner)) {
 			last_live = owner;
@@ -308,7 +310,7 @@ int pool_reap_dead(struct pool *pool)
 		if (pool_shard_lock(pool, s))
 			return -ENOTRECOVERABLE;
 		if (b->state == POOL_BUF_VALID && (b->flags & POOL_BUF_F_DIRTY) &&
-		    b->owner == owner) {
+		    b->owner == owner && (only == POOL_NONE || b->file == only)) {
 			uint32_t file = b->file;
 			uint64_t bucket = b->bucket;
 
@@ -321,6 +323,16 @@ int pool_reap_dead(struct pool *pool)
 		pool_shard_unlock(pool, s);
 	}
 	return reaped;
+}
+
+int pool_reap_dead(struct pool *pool)
+{
+	return reap_dead(pool, POOL_NONE);
+}
+
+int pool_reap_dead_slot(struct pool *pool, uint32_t f)
+{
+	return reap_dead(pool, f);
 }
 
 void pool_file_deferred_set(struct pool_file *pf, uint64_t end, int64_t mtime_ns)

@@ -359,8 +359,12 @@ static int get_locked(struct pool *pool, const struct pool_file_id *id, const ch
 			return -ENOSPC;
 	} else if (pool->files[f].validator != pool_file_validator(id)) {
 		/* The backing file changed, unless the change is dirty data that is
-		 * not on SOURCE yet (I8): those buffers are newer than SOURCE. */
-		pool_fslot_bump_clean(&pool->files[f]);
+		 * not on SOURCE yet (I8): those buffers are newer than SOURCE. Not
+		 * the buffers of a daemon that died before writing them back: its
+		 * file may be gone and the inode number reused by this one. */
+		if (pool_fslot_bump_clean(&pool->files[f]) == -EBUSY &&
+		    pool_reap_dead_slot(pool, f) > 0)
+			pool_fslot_bump_clean(&pool->files[f]);
 		pool->files[f].validator = pool_file_validator(id);
 	}
 	if (quota && quota_want(pool, quota, id->size) > pool->files[f].reserve)

@@ -327,29 +327,55 @@ static void test_foreign_owner(void)
 	env_close(&e);
 }
 
+/* A daemon that defers @s at offset 0 of the file and dies before flushing it. */
+static void defer_and_die(struct env *e, const char *s)
+{
+	pid_t child = fork();
+	int status;
+
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0)
+		_exit(dwrite(e, s, 0, (uint32_t)getpid()) == (ssize_t)strlen(s) ? 0 : 1);
+	CU_ASSERT_FATAL(waitpid(child, &status, 0) == child);
+	CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CU_ASSERT_EQUAL(stream_dirty(e->st), 1);
+}
+
+/*
+ * A daemon killed with dirty buckets, then the file deleted and its inode
+ * number reused by a new file before the periodic reaper ran: opening the new
+ * file (another validator) must not serve the dead daemon's bytes.
+ */
+static void test_dead_owner_inode_reused(void)
+{
+	struct env e;
+	struct pool_file_id reused = ct_id(7, 3);
+	struct stream *st2;
+	uint8_t back[8];
+
+	env_open(&e, "dw-reuse", 0);
+	defer_and_die(&e, "old-file");
+	memcpy(e.f->data, "new", 3); /* SOURCE now holds the new file */
+	e.f->size = 3;
+	reused.mtime_ns = 5000;
+	CU_ASSERT_FATAL(stream_open(e.pool, &reused, "g", 0, 0, &st2) == 0);
+	memset(back, 0, sizeof(back));
+	CU_ASSERT_EQUAL(stream_read(st2, back, sizeof(back), 0, fake_read, e.f), 3);
+	CU_ASSERT(memcmp(back, "new", 3) == 0);
+	CU_ASSERT_EQUAL(stream_dirty(st2), 0);
+	stream_close(st2);
+	env_close(&e);
+}
+
 /* A daemon killed with dirty buckets: they are dropped and counted, never served stale later. */
 static void test_reap_dead_owner(void)
 {
 	struct env e;
 	struct pool_stats ps;
 	uint8_t back[4];
-	pid_t child;
-	int status;
 
 	env_open(&e, "dw-reap", 0);
-	child = fork();
-	CU_ASSERT_FATAL(child >= 0);
-	if (child == 0) {
-		bool foreign;
-
-		_exit(stream_write_defer(e.st, "lost", 4, 0, fake_read, e.f, (uint32_t)getpid(),
-					 &foreign) == 4
-			  ? 0
-			  : 1);
-	}
-	CU_ASSERT_FATAL(waitpid(child, &status, 0) == child);
-	CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	CU_ASSERT_EQUAL(stream_dirty(e.st), 1);
+	defer_and_die(&e, "lost");
 	CU_ASSERT_EQUAL(pool_reap_dead(e.pool), 1);
 	CU_ASSERT_EQUAL(stream_dirty(e.st), 0);
 	CU_ASSERT_EQUAL(stream_read(e.st, back, 4, 0, fake_read, e.f), 0); /* SOURCE is empty */
@@ -534,6 +560,7 @@ int main(void)
 	CU_add_test(s, "flush of the buckets below a limit", test_flush_below);
 	CU_add_test(s, "another owner's dirty bucket", test_foreign_owner);
 	CU_add_test(s, "a dead owner's buckets are reaped", test_reap_dead_owner);
+	CU_add_test(s, "a dead owner's buckets, inode reused", test_dead_owner_inode_reused);
 	CU_add_test(s, "flush below the deferred end, and past it", test_flush_below_deferred_end);
 	CU_add_test(s, "deferral racing invalidation loses nothing", test_defer_races_invalidate);
 	CU_add_test(s, "a bump under way, and a dead bumper", test_bumper_word);
