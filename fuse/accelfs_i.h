@@ -71,12 +71,13 @@ struct open_file {
 	uint64_t next_check;	       /* revalidate=S: CLOCK_MONOTONIC ns of the next check */
 	struct timespec pending_mtime; /* inode->lock: the kernel's mtime, set at release */
 	bool mtime_pending;
-	int flags;	 /* open(2) flags */
-	bool defer;	 /* writes may be deferred (deferred_write, not O_SYNC unless relaxed) */
-	bool relaxed;	 /* sync=relaxed: fsync/O_SYNC mean "within flush_interval" */
-	bool deferred;	 /* atomic: this handle deferred a write (the flusher looks) */
-	uint64_t ra_max; /* read-ahead limit (readahead_max, or the file's attribute) */
-	int rmw_fd;	 /* O_NOATIME reader for read-modify-write, -1: none (yet) */
+	int flags;	  /* open(2) flags */
+	bool defer;	  /* writes may be deferred (deferred_write, not O_SYNC unless relaxed) */
+	bool relaxed;	  /* sync=relaxed: fsync/O_SYNC mean "within flush_interval" */
+	bool deferred;	  /* atomic: this handle deferred a write (the flusher looks) */
+	uint64_t wb_next; /* inode wb_lock: where its last deferred write ended */
+	uint64_t ra_max;  /* read-ahead limit (readahead_max, or the file's attribute) */
+	int rmw_fd;	  /* O_NOATIME reader for read-modify-write, -1: none (yet) */
 	bool rmw_tried;
 	unsigned int busy; /* open file list lock: walkers using it outside the lock */
 };

@@ -194,12 +194,19 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	/* Bytes in a bucket another daemon writes back: make them ours on SOURCE too. */
 	if (foreign && backend_write_fn(of, data, size, (uint64_t)off) < 0)
 		ret = -EIO;
-	/* A writer that reached the end of a bucket has filled it: the buckets
-	 * behind it go to SOURCE now, as one large write (RMS writes a full
-	 * buffer), not at the next timer tick. An error waits for fsync/close. */
+	/* A writer that went on where its last write ended and reached the end
+	 * of a bucket has filled it: the buckets behind it go to SOURCE now, as
+	 * one large write (RMS writes a full buffer), not at the next timer
+	 * tick. Only a continuing writer: the kernel's write-back sends the page
+	 * of a record updated in place on every fsync, and a page that ends a
+	 * bucket says nothing about the rest of it (with sync=relaxed that was
+	 * one backend write per record in the last page of every bucket). An
+	 * error waits for fsync/close. */
 	bsize = pool_bucket_size(cache_io_pool());
-	if (ret >= 0 && end / bsize > (uint64_t)off / bsize)
+	if (ret >= 0 && (uint64_t)off == of->wb_next && end / bsize > (uint64_t)off / bsize)
 		flush_some_locked(of, UINT64_MAX, end / bsize);
+	if (ret >= 0)
+		of->wb_next = end;
 	pthread_mutex_unlock(&n->wb_lock);
 	return ret;
 }

@@ -11,7 +11,9 @@
 # environment), so mount.fuse3's "sh -c accelfs ..." searches the shell's
 # default PATH.  The test therefore runs in a private mount namespace in which
 # a directory holding an accelfs symlink to the build is bound over
-# /usr/local/sbin; nothing outside the namespace changes.
+# /usr/local/sbin; nothing outside the namespace changes.  The daemon runs
+# with its defaults, so a fresh tmpfs over /dev/shm in the namespace holds its
+# default pool, which goes with the namespace.
 set -u
 . "$(dirname "$0")/../lib/mount.sh"
 accel_require_fuse
@@ -33,6 +35,7 @@ ACCEL_MNTS="$base/mnt"
 ln -s "$ACCELFS" "$base/bin/accelfs"
 mkdir -p /usr/local/sbin
 mount --bind "$base/bin" /usr/local/sbin || fail "cannot bind $base/bin over /usr/local/sbin"
+mount -t tmpfs -o size=256m,mode=1777 tmpfs /dev/shm || fail "cannot mount a private /dev/shm"
 [ "$(env -i /bin/sh -c 'command -v accelfs')" = /usr/local/sbin/accelfs ] ||
 	fail "accelfs is not first in the default PATH"
 
