@@ -505,9 +505,13 @@ static int take_file(void *region, uint32_t slot, uint64_t ident, uint64_t now)
 		struct view v = view_of(region, false, (unsigned int)f);
 
 		if (!lock(&v.in->lock, &dead)) {
-			STORE(&v.in->ident, ident);
-			STORE(&v.in->last, now);
+			/* Publish the new ident only once the instance is clear: a
+			 * reference that found it by ident in between counted an
+			 * access that the clear then wiped out (lock-free ADD). */
+			STORE(&v.in->ident, 0);
 			inst_clear(&v);
+			STORE(&v.in->last, now);
+			STORE_REL(&v.in->ident, ident);
 			unlock(&v.in->lock);
 		} else {
 			f = -1;

@@ -437,6 +437,52 @@ static void *worker_run(void *arg)
 	return NULL;
 }
 
+/* Threads that meet a new generation of a file at the same moment: one takes
+ * (and clears) the instance while the others already count into it; no access
+ * may be lost in the clear. */
+struct racer {
+	void *r;
+	uint32_t gen;
+	pthread_barrier_t *go;
+};
+
+static void *racer_run(void *arg)
+{
+	struct racer *x = arg;
+
+	pthread_barrier_wait(x->go);
+	for (uint64_t i = 0; i < 200; i++)
+		mrc_access(x->r, RSIZE, 7, x->gen, i);
+	return NULL;
+}
+
+static void test_take_race(void)
+{
+	struct mrc_curve *c = malloc(sizeof(*c));
+	void *r = region_new();
+	pthread_barrier_t go;
+	int lost = 0;
+
+	CU_ASSERT_FATAL(c && r && mrc_init(r, RSIZE) == 0);
+	for (uint32_t gen = 1; gen <= 300; gen++) {
+		pthread_t th[4];
+		struct racer x = { r, gen, &go };
+
+		pthread_barrier_init(&go, NULL, 4);
+		for (int i = 0; i < 4; i++)
+			pthread_create(&th[i], NULL, racer_run, &x);
+		for (int i = 0; i < 4; i++)
+			pthread_join(th[i], NULL);
+		pthread_barrier_destroy(&go);
+		CU_ASSERT_FATAL(mrc_file_curve(r, RSIZE, 7, gen, c) == 0);
+		lost += c->accesses != 800;
+	}
+	printf("\n  300 new generations met by 4 threads at once: %d lost accesses", lost);
+	CU_ASSERT_EQUAL(lost, 0);
+	region_free(r);
+	free(c);
+}
+
 /* 2 processes x 3 threads draw from one Zipf: the merged curve must be the
  * curve of one such trace of the same total length. */
 static void test_concurrent(void)
@@ -640,6 +686,7 @@ int main(void)
 	CU_add_test(s, "accuracy: against a real pool", test_real_pool);
 	CU_add_test(s, "accuracy: the pool's own curve (stream front)", test_own_region);
 	CU_add_test(s, "threads and processes merge", test_concurrent);
+	CU_add_test(s, "a new generation met by several threads", test_take_race);
 	CU_add_test(s, "generations and the file table", test_generation);
 	CU_add_test(s, "corrupted region", test_corrupt);
 	CU_add_test(s, "lock owner died", test_owner_dead);
