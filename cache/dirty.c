@@ -288,7 +288,7 @@ uint32_t pool_file_dirty(struct pool_file *pf)
 }
 
 /* Drop the dirty buffers of dead owners: of slot @only, or of every slot if POOL_NONE. */
-static int reap_dead(struct pool *pool, uint32_t only)
+int pool_reap_dead_slot(struct pool *pool, uint32_t only)
 {
 	uint32_t me = (uint32_t)getpid(), last_dead = 0, last_live = me;
 	int reaped = 0;
@@ -327,12 +327,7 @@ static int reap_dead(struct pool *pool, uint32_t only)
 
 int pool_reap_dead(struct pool *pool)
 {
-	return reap_dead(pool, POOL_NONE);
-}
-
-int pool_reap_dead_slot(struct pool *pool, uint32_t f)
-{
-	return reap_dead(pool, f);
+	return pool_reap_dead_slot(pool, POOL_NONE);
 }
 
 void pool_file_deferred_set(struct pool_file *pf, uint64_t end, int64_t mtime_ns)

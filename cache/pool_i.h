@@ -135,8 +135,9 @@ void pool_files_repair(struct pool *pool);
 bool pool_fslot_write_busy(struct pool_fslot *fs);
 void pool_fslot_dirty_add(struct pool_fslot *fs, int delta);
 bool pool_pid_gone(uint32_t pid);
-/* Drop slot @f's dirty buffers whose owner died (files_lock may be held). */
-int pool_reap_dead_slot(struct pool *pool, uint32_t f);
+/* Drop slot @only's dirty buffers whose owner died, every slot's if
+ * POOL_NONE (files_lock may be held: shard locks come after it). */
+int pool_reap_dead_slot(struct pool *pool, uint32_t only);
 
 /* I8: the slot's dirty buffers (the low half of fslot.dirty). */
 static inline uint32_t pool_fslot_ndirty(const struct pool_fslot *fs)

@@ -18,7 +18,8 @@ ACCEL_TIMEOUT=${ACCEL_TIMEOUT:-15}
 # The test's own buffer pool, for mounts that name none: the host's default
 # /dev/shm/accelfs-default would carry cached state from test to test (and
 # from or to a real accelfs on the machine) and outlive the run. Removed by
-# accel_cleanup.
+# accel_cleanup. accel_mount and accel_mount_daemon add "-o pool=$ACCEL_POOL"
+# unless their arguments name a pool.
 ACCEL_POOL=/accel-t-$$
 
 # meson stops a test that runs too long with SIGTERM; bash would die without
@@ -84,20 +85,10 @@ accel_wait_mounted() {
 # daemon's stderr goes to the file ACCEL_LOG.  A non-interactive shell starts
 # background jobs with SIGINT ignored and libfuse keeps an ignored signal
 # ignored, so the default disposition is restored for the SIGINT test.
-# accel_pool_opt ARGS...: "-o pool=$ACCEL_POOL" unless ARGS name a pool.
-accel_pool_opt() {
-	case " $* " in
-	*pool=*) ;;
-	*) printf '%s\n' -o "pool=$ACCEL_POOL" ;;
-	esac
-}
-
 accel_mount() {
 	local src=$1 mnt=$2
 	shift 2
-	local -a pool_opt
-	mapfile -t pool_opt < <(accel_pool_opt "$@")
-	set -- "$@" "${pool_opt[@]}"
+	case " $* " in *pool=*) ;; *) set -- "$@" -o "pool=$ACCEL_POOL" ;; esac
 	ACCEL_LOG=$(mktemp "${TMPDIR:-/tmp}/accelfs-log.XXXXXX")
 	ACCEL_TMPS="$ACCEL_TMPS $ACCEL_LOG"
 	ACCEL_MNTS="$ACCEL_MNTS $mnt"
@@ -115,9 +106,7 @@ accel_mount() {
 accel_mount_daemon() {
 	local src=$1 mnt=$2 rc=0
 	shift 2
-	local -a pool_opt
-	mapfile -t pool_opt < <(accel_pool_opt "$@")
-	set -- "$@" "${pool_opt[@]}"
+	case " $* " in *pool=*) ;; *) set -- "$@" -o "pool=$ACCEL_POOL" ;; esac
 	ACCEL_MNTS="$ACCEL_MNTS $mnt"
 	timeout "$ACCEL_TIMEOUT" "$ACCELFS" "$src" "$mnt" "$@" || rc=$?
 	[ $rc = 0 ] || fail "accelfs $src $mnt $* exited $rc"
