@@ -175,6 +175,15 @@ void cache_io_readahead(struct open_file *of, uint64_t off, size_t len);
 /* ops_file.c: call @fn for every open file, under the open file list lock */
 void ops_file_foreach_deferred(void (*fn)(struct open_file *of, void *arg), void *arg);
 
+/* mountinfo.c: the newest mount at @mnt (an absolute path); 0 or -errno (-ENOENT: none). */
+struct mountinfo_entry {
+	char devno[32];	 /* "MAJ:MIN" */
+	char fstype[64]; /* "fuse.accelfs", "ext4", ... */
+	char point[4096];
+	char source[4096];
+};
+int mountinfo_find(const char *mnt, struct mountinfo_entry *out);
+
 /* bdi.c: raise the mount's read-ahead and dirty share (root only) */
 void bdi_tune(void);
 
@@ -182,7 +191,12 @@ void bdi_tune(void);
 void log_init(void);
 /* How many errors libfuse itself has reported (it prints its own cause). */
 unsigned int log_fuse_errors(void);
-void log_to_syslog(void);
+/* Choose where messages go once running (-o log=); before mounting, so a bad
+ * log file is a start-up error. Returns 0, or -1 with a message in @err. */
+int log_open(char *err, size_t errlen);
+/* Switch to that destination (after daemonising). */
+void log_start(void);
+const char *log_describe(void);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

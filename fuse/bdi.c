@@ -7,9 +7,7 @@
  * for its own mount through /sys/class/bdi/MAJ:MIN (what `accel sysgen
  * --apply` would do by hand); others keep the kernel's values.
  *
- * The device number comes from /proc/self/mountinfo, not stat(): stat()ing
- * the new mount would ask this daemon for the root's attributes before its
- * session loop runs.
+ * The device number comes from /proc/self/mountinfo (mountinfo.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,46 +17,6 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] && s[3]) {
-			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 3;
-		} else {
-			*out++ = *s;
-		}
-	}
-	*out = '\0';
-}
-
-/* "MAJ:MIN" of the newest mount at @mnt; 0 or -errno. */
-static int mount_devno(const char *mnt, char *devno, size_t len)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL, dev[32], point[4096];
-	size_t cap = 0;
-	int ret = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		if (sscanf(line, "%*u %*u %31s %*s %4095s", dev, point) != 2)
-			continue;
-		unescape(point);
-		if (!strcmp(point, mnt)) {
-			snprintf(devno, len, "%s", dev);
-			ret = 0; /* keep going: a later line is a mount on top */
-		}
-	}
-	free(line);
-	fclose(f);
-	return ret;
-}
 
 static int write_knob(const char *devno, const char *knob, unsigned int value)
 {
@@ -79,15 +37,19 @@ static int write_knob(const char *devno, const char *knob, unsigned int value)
 void bdi_tune(void)
 {
 	const struct accelfs_opts *o = &accelfs.opts;
-	char devno[32];
+	struct mountinfo_entry *m;
+	const char *devno;
 	int ra = 0, ratio = 0;
 
 	if (geteuid() != 0 || (!o->readahead_kb && !o->bdi_max_ratio))
 		return;
-	if (mount_devno(accelfs.mountpoint_real, devno, sizeof(devno))) {
+	m = malloc(sizeof(*m));
+	if (!m || mountinfo_find(accelfs.mountpoint_real, m)) {
 		log_msg(LOG_DEBUG, "%s: not in mountinfo; bdi left as is", accelfs.mountpoint_real);
+		free(m);
 		return;
 	}
+	devno = m->devno;
 	if (o->readahead_kb)
 		ra = write_knob(devno, "read_ahead_kb", o->readahead_kb);
 	if (o->bdi_max_ratio)
@@ -95,4 +57,5 @@ void bdi_tune(void)
 	if (ra || ratio)
 		log_msg(LOG_INFO, "bdi %s: read_ahead_kb %s, max_ratio %s", devno,
 			ra ? strerror(-ra) : "set", ratio ? strerror(-ratio) : "set");
+	free(m);
 }

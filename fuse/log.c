@@ -1,30 +1,79 @@
 // SPDX-License-Identifier: MIT
 /*
  * log.c - one place that decides where the daemon's messages go: stderr
- * while starting or in the foreground, syslog once daemonised. libfuse's own
- * messages are routed here too, so they get the same prefix and destination.
+ * while starting, then the destination of -o log= once running. libfuse's
+ * own messages are routed here too, so they get the same prefix and place.
+ *
+ * A daemon that drops or fails to write bytes must be able to say so, so
+ * "auto" never picks a sink that swallows messages: syslog only when /dev/log
+ * answers (a container often has none), stderr in the foreground, else a
+ * file. The file is opened before the mount, so a bad path is a start-up
+ * error, not a silent loss later.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <syslog.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "accelfs_i.h"
 
-static bool use_syslog;
-static unsigned int fuse_errors; /* libfuse messages at LOG_ERR or worse */
+enum log_dest { DEST_STDERR, DEST_SYSLOG, DEST_FILE };
+
+static enum log_dest running_dest = DEST_STDERR; /* chosen by log_open() */
+static enum log_dest dest = DEST_STDERR;	 /* in force: stderr until log_start() */
+static int log_fd = -1;				 /* DEST_FILE */
+static unsigned int fuse_errors;		 /* libfuse messages at LOG_ERR or worse */
+
+static const char *level_name(int level)
+{
+	static const char *const names[] = { "emerg", "alert", "crit",	 "error",
+					     "warning", "notice", "info", "debug" };
+
+	return names[level & 7];
+}
+
+/* One line per message, written with one write(2) so lines never interleave. */
+static void log_file_v(int level, const char *fmt, va_list ap)
+{
+	char line[1024];
+	struct timespec ts;
+	struct tm tm;
+	int len;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	len = (int)strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	len += snprintf(line + len, sizeof(line) - (size_t)len, " accelfs[%d]: %s: ", (int)getpid(),
+			level_name(level));
+	len += vsnprintf(line + len, sizeof(line) - (size_t)len, fmt, ap);
+	if (len > (int)sizeof(line) - 2)
+		len = (int)sizeof(line) - 2;
+	line[len++] = '\n';
+	(void)!write(log_fd, line, (size_t)len);
+}
 
 static void log_v(int level, const char *fmt, va_list ap)
 {
-	if (use_syslog) {
+	bool verbose = accelfs.opts.debug;
+
+	if (dest == DEST_SYSLOG) {
 		vsyslog(level, fmt, ap);
-		return;
+	} else if (dest == DEST_FILE) {
+		if (level <= LOG_INFO || verbose)
+			log_file_v(level, fmt, ap);
+	} else if (level <= LOG_NOTICE || verbose || accelfs.opts.foreground) {
+		fputs("accelfs: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
 	}
-	if (level > LOG_NOTICE && !accelfs.opts.debug && !accelfs.opts.foreground)
-		return;
-	fputs("accelfs: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
 }
 
 void log_msg(int level, const char *fmt, ...)
@@ -55,10 +104,84 @@ unsigned int log_fuse_errors(void)
 	return __atomic_load_n(&fuse_errors, __ATOMIC_RELAXED);
 }
 
-void log_to_syslog(void)
+/* Does a syslog daemon listen on /dev/log? */
+static bool syslog_reachable(void)
 {
-	openlog("accelfs", LOG_PID, LOG_DAEMON);
-	use_syslog = true;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = "/dev/log" };
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return ok;
+}
+
+/* auto's file when daemonised without syslog: root's /var/log, else the user's runtime dir. */
+static const char *default_log_file(char *buf, size_t len)
+{
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+
+	if (geteuid() == 0)
+		return "/var/log/accelfs.log";
+	if (!rt || rt[0] != '/')
+		return NULL;
+	snprintf(buf, len, "%s/accelfs.log", rt);
+	return buf;
+}
+
+static int open_log_file(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	/* no symlink followed, appended to, never truncated */
+	log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+		      0640);
+	if (log_fd >= 0 && (fstat(log_fd, &st) || !S_ISREG(st.st_mode))) {
+		close(log_fd);
+		log_fd = -1;
+		errno = EINVAL;
+	}
+	if (log_fd < 0) {
+		snprintf(err, errlen, "log file %s: %s", path,
+			 errno == EINVAL ? "not a regular file" : strerror(errno));
+		return -1;
+	}
+	running_dest = DEST_FILE;
+	return 0;
+}
+
+int log_open(char *err, size_t errlen)
+{
+	const char *t = accelfs.opts.log_target;
+	char buf[4096];
+
+	if (t && !strcmp(t, "stderr"))
+		running_dest = DEST_STDERR;
+	else if (t && !strcmp(t, "syslog"))
+		running_dest = DEST_SYSLOG;
+	else if (t)
+		return open_log_file(t, err, errlen);
+	else if (accelfs.opts.foreground)
+		running_dest = DEST_STDERR;
+	else if (syslog_reachable())
+		running_dest = DEST_SYSLOG;
+	else if ((t = default_log_file(buf, sizeof(buf))))
+		return open_log_file(t, err, errlen);
+	return 0;
+}
+
+const char *log_describe(void)
+{
+	return running_dest == DEST_SYSLOG ? "syslog" : running_dest == DEST_FILE ? "file" : "stderr";
+}
+
+void log_start(void)
+{
+	if (running_dest == DEST_SYSLOG)
+		openlog("accelfs", LOG_PID, LOG_DAEMON);
+	dest = running_dest;
 }
 
 void log_init(void)

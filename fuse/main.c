@@ -62,6 +62,25 @@ static int check_source(const char *src)
 	return 0;
 }
 
+/*
+ * A second accelfs on the same mount point would silently hide the first
+ * (and its open files) under a new mount: refuse, as mount(8) refuses a
+ * device that is already mounted there.
+ */
+static int check_not_mounted(const char *mnt, const char *real)
+{
+	struct mountinfo_entry *m = malloc(sizeof(*m));
+	int ret = 0;
+
+	if (!m)
+		return fail("out of memory");
+	if (!mountinfo_find(real, m) && !strcmp(m->fstype, "fuse.accelfs"))
+		ret = fail("%s: already an accelfs mount of %s (unmount it first: fusermount3 -u %s)",
+			   mnt, m->source, real);
+	free(m);
+	return ret;
+}
+
 static int check_mountpoint(const char *mnt)
 {
 	const char *src = accelfs.source_real;
@@ -86,7 +105,7 @@ static int check_mountpoint(const char *mnt)
 	}
 	/* The daemon changes to / when it detaches: keep the absolute path. */
 	accelfs.mountpoint_real = real;
-	return 0;
+	return check_not_mounted(mnt, real);
 }
 
 static int check_fuse_device(void)
@@ -309,10 +328,13 @@ static void raise_nofile(void)
 static int prepare(void)
 {
 	struct accelfs_opts *o = &accelfs.opts;
+	char why[4200];
 
 	raise_nofile();
 	if (check_source(o->source) || check_mountpoint(o->mountpoint) || check_fuse_device())
 		return -1;
+	if (log_open(why, sizeof(why)))
+		return fail("%s", why);
 	if (geteuid() == 0) {
 		accelfs.chown_new = true;
 		if (o->allow_other && !o->default_permissions) {
@@ -352,8 +374,7 @@ static int run(void)
 		fprintf(stderr, "accelfs: warning: %s\n", warnings[i]);
 	if (fuse_daemonize(accelfs.opts.foreground))
 		goto out_unmount;
-	if (!accelfs.opts.foreground)
-		log_to_syslog();
+	log_start();
 	if (start_shutdown_thread())
 		goto out_unmount;
 	if (wb_start()) /* after daemonising: the flusher's pid owns the dirty buffers */

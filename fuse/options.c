@@ -276,6 +276,17 @@ static int parse_cache_keyed(struct accelfs_opts *o, const char *key, const char
 	return 1;
 }
 
+/* log=auto|syslog|stderr|/absolute/file */
+static int parse_log_target(struct accelfs_opts *o, const char *key, const char *val)
+{
+	if (strcmp(val, "auto") && strcmp(val, "syslog") && strcmp(val, "stderr") &&
+	    (val[0] != '/' || strlen(val) > 4000))
+		return bad_value(key, val, -EINVAL, "auto, syslog, stderr or an absolute file path");
+	free(o->log_target);
+	o->log_target = strcmp(val, "auto") ? strdup(val) : NULL;
+	return strcmp(val, "auto") && !o->log_target ? -ENOMEM : 0;
+}
+
 /* Options with a value: key=value. Returns 0, -EINVAL (reported) or 1 (not ours). */
 static int parse_keyed(struct accelfs_opts *o, const char *key, const char *val)
 {
@@ -314,6 +325,8 @@ static int parse_keyed(struct accelfs_opts *o, const char *key, const char *val)
 		ret = parse_cache_mode(val, &o->kernel_cache);
 		return ret ? bad_value(key, val, ret, "auto, always or never") : 0;
 	}
+	if (!strcmp(key, "log"))
+		return parse_log_target(o, key, val);
 	if (!strcmp(key, "writeback") || !strcmp(key, "clone_fd")) {
 		ret = opts_parse_bool(val, key[0] == 'w' ? &o->writeback : &o->clone_fd);
 		return ret ? bad_value(key, val, ret, "on or off") : 0;
@@ -447,6 +460,7 @@ void opts_free(struct accelfs_opts *o)
 	free(o->mountpoint);
 	free(o->mount_opts);
 	free(o->pool_name);
+	free(o->log_target);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -478,6 +492,11 @@ void opts_print_help(const char *prog)
 	    "    attr_timeout=S         seconds attributes are cached (default: 1)\n"
 	    "    entry_timeout=S        seconds names are cached (default: 1)\n"
 	    "    negative_timeout=S     seconds a missing name is cached (default: 1)\n"
+	    "    log=auto|syslog|stderr|FILE\n"
+	    "                           where messages go once running: auto is syslog when\n"
+	    "                           daemonised and /dev/log answers, else stderr in the\n"
+	    "                           foreground, else /var/log/accelfs.log (root) or\n"
+	    "                           $XDG_RUNTIME_DIR/accelfs.log (default: auto)\n"
 	    "\n"
 	    "write-back and read-ahead options (-o; see accelfs(8) and docs/tuning.md):\n"
 	    "    deferred_write=on|off  keep small writes in dirty pool buffers and write\n"

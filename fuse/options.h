@@ -45,6 +45,7 @@ struct accelfs_opts {
 	bool default_permissions;
 	bool read_only;
 	char *mount_opts; /* options passed through to the kernel mount, comma list */
+	char *log_target; /* log=: NULL (auto), "syslog", "stderr" or an absolute file path */
 
 	/* The buffer cache (cache/): see docs/cache.md and docs/tuning.md. */
 	bool cache;		     /* use the global pool at all */

@@ -25,6 +25,7 @@ ACCEL_MNTS="$mnt $src/sub"
 # command prefix, optional).
 pre=()
 lock_src=0
+keep_pids="" # daemons the case started itself, still running at the end
 o() { args=("$src" "$mnt" -o "$1"); want=2; name=${2:-$1}; }
 case $case in
 no-args) args=(); want=2; name="accelfs: " ;;
@@ -59,6 +60,12 @@ mountpoint-inside-via-alias)
 	# The same directory under another spelling: a symlink into SOURCE.
 	ln -s "$src/sub" "$base/alias"
 	args=("$src/." "$base/alias"); want=1; name="$base/alias|$src/sub" ;;
+mountpoint-busy)
+	# An accelfs already there: refused, not stacked on top.
+	accel_mount "$src" "$mnt"
+	keep_pids=$ACCEL_PID
+	args=("$src" "$mnt" -o "pool=$ACCEL_POOL"); want=1; name="$mnt" ;;
+log-relative) o log=daemon.log log ;;
 *) fail "unknown case $case" ;;
 esac
 
@@ -87,7 +94,7 @@ done
 new=$(grep -v "^$" /proc/self/mounts | diff "$base/mounts.before" - | grep '^>' |
 	grep -F "$base")
 [ -z "$new" ] || fail "something was mounted: $new"
-[ -z "$(accel_daemon_pids "$mnt")$(accel_daemon_pids "$src/sub")" ] ||
+[ "$(accel_daemon_pids "$mnt")$(accel_daemon_pids "$src/sub")" = "$keep_pids" ] ||
 	fail "a daemon is still running"
 accel_check_untouched "$src" "$base/before"
 echo "PASS: $case"
