@@ -228,6 +228,13 @@ static void text_pool_counters(const uint64_t *c)
 	printf("  evictions %llu, fill drops %llu, invalidations %llu, recoveries %llu\n",
 	       ull(c[POOL_C_EVICTIONS]), ull(c[POOL_C_FILL_DROPS]), ull(c[POOL_C_INVALIDATIONS]),
 	       ull(c[POOL_C_RECOVERIES]));
+	/* What deferred write did, and what it could not do: a dropped byte must show. */
+	printf("  write-back    %llu deferred writes, %llu flush writes, %llu flush errors, "
+	       "%llu buffers lost\n",
+	       ull(c[POOL_C_DEFERRED_WRITES]), ull(c[POOL_C_FLUSH_WRITES]),
+	       ull(c[POOL_C_FLUSH_ERRORS]), ull(c[POOL_C_DIRTY_LOST]));
+	printf("  read-ahead    %llu issued, %llu used, %llu wasted\n", ull(c[POOL_C_RA_ISSUED]),
+	       ull(c[POOL_C_RA_USED]), ull(c[POOL_C_RA_WASTED]));
 }
 
 /* @s with control characters shown as '?', so a file name cannot drive the terminal. */

@@ -58,6 +58,8 @@ expect_rc 0 "$ACCEL" stat --pool "$POOL"
 grep -q "^Pool $POOL\$" <<<"$OUT" || fail "text: no pool line: $OUT"
 grep -Eq '^  local +16 +8 +50\.00$' <<<"$OUT" || fail "text: local line: $OUT"
 grep -Eq '^  global +28 +16 +57\.14$' <<<"$OUT" || fail "text: global line: $OUT"
+grep -Eq '^  write-back +0 deferred writes, 0 flush writes, 0 flush errors, 0 buffers lost$' \
+	<<<"$OUT" || fail "text: no write-back line: $OUT"
 grep -Eq "^ +[0-9]+ [0-9]+:[0-9]+/[0-9]+ +2 +0 +8 +100\.0 \* $T/A\$" <<<"$OUT" || fail "text: A: $OUT"
 grep -Eq "^ +[0-9]+ [0-9]+:[0-9]+/[0-9]+ +1 +0 +2 +66\.7 +$T/B\$" <<<"$OUT" || fail "text: B: $OUT"
 ok "text tables"
