@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,11 +39,28 @@ static const struct accel_cmd commands[] = {
 
 int cmd_open_source(const char *path, int flags)
 {
-	int fd = open(path, flags | O_NOATIME | O_CLOEXEC);
+	int fd = open(path, flags | O_NOATIME | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+	int err;
 
 	if (fd < 0 && errno == EPERM) /* O_NOATIME needs ownership */
-		fd = open(path, flags | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+		fd = open(path, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return errno == ENXIO ? -CMD_ENOTREG : -errno; /* a FIFO nobody writes, a socket */
+	err = fstat(fd, &st) ? errno : S_ISREG(st.st_mode) ? 0 : S_ISDIR(st.st_mode) ? EISDIR
+										    : CMD_ENOTREG;
+	if (!err && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK))
+		err = errno;
+	if (err) {
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+const char *cmd_strerror(int err)
+{
+	return err == -CMD_ENOTREG ? "not a regular file" : strerror(-err);
 }
 
 int cmd_signal_exit(void)

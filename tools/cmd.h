@@ -28,8 +28,15 @@ int cmd_sysgen(int argc, char **argv);
 int cmd_warm(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
-/* Open @path for reading without updating its atime where we may. -errno. */
+/*
+ * Open regular file @path without updating its atime where we may, and
+ * without blocking: a FIFO or device given by mistake is refused, never
+ * waited on. Returns the descriptor, -errno, or -CMD_ENOTREG for anything
+ * but a regular file (-EISDIR for a directory); cmd_strerror() words both.
+ */
+#define CMD_ENOTREG 4096 /* beyond every errno */
 int cmd_open_source(const char *path, int flags);
+const char *cmd_strerror(int err);
 
 /* The exit code after a signal stopped the run, or 0 when none did. */
 int cmd_signal_exit(void);

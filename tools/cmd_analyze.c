@@ -164,7 +164,7 @@ static int analyze_one(const char *path, struct analyze_opts *o)
 	ret = mountres_resolve(path, a.backing, sizeof(a.backing));
 	fd = ret < 0 ? ret : cmd_open_source(a.backing, O_RDONLY);
 	if (fd < 0) {
-		util_err("analyze", path, "%s", strerror(-fd));
+		util_err("analyze", path, "%s", cmd_strerror(fd));
 		return -1;
 	}
 	ret = fstat(fd, &a.st) < 0 ? -errno : 0;

@@ -79,14 +79,15 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 
 static int load_fdl(const char *path, struct fdl *fdl)
 {
-	struct fdl_error err;
+	struct fdl_error err = { 0 };
 	int ret;
 
 	ret = fdl_load(path, fdl, &err);
 	if (ret == -EINVAL && err.line)
 		util_err("convert", NULL, "%s:%u:%u: %s", path, err.line, err.col, err.msg);
 	else if (ret < 0)
-		util_err("convert", path, "cannot read the FDL: %s", strerror(-ret));
+		util_err("convert", path, "cannot read the FDL: %s",
+			 ret == -EINVAL ? "not a regular file" : strerror(-ret));
 	return ret;
 }
 
@@ -97,7 +98,7 @@ static int open_in(const struct convert_opts *o, const char *in, struct replace_
 
 	job->in_fd = cmd_open_source(in, O_RDONLY);
 	if (job->in_fd < 0) {
-		util_err("convert", o->in, "%s", strerror(-job->in_fd));
+		util_err("convert", o->in, "%s", cmd_strerror(job->in_fd));
 		return job->in_fd;
 	}
 	ret = fstat(job->in_fd, &job->in_st) < 0 ? -errno : 0;

@@ -538,6 +538,8 @@ static int examine(struct run *run, struct target *t)
 	t->how = "measure";
 	t->failed = "open the file";
 	t->fd = cmd_open_source(t->e->backing, O_RDONLY);
+	if (t->fd == -CMD_ENOTREG || t->fd == -EISDIR)
+		t->why = "is no longer a regular file";
 	if (t->fd < 0)
 		return t->fd;
 	t->failed = "stat the file";

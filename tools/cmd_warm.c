@@ -135,8 +135,6 @@ static int open_file(struct warm_run *r, const char *arg, struct warm_file *f)
 		return f->fd;
 	if (fstat(f->fd, &st))
 		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EISDIR;
 	f->size = (uint64_t)st.st_size;
 	id = (struct pool_file_id){ .dev = st.st_dev,
 				    .ino = st.st_ino,
@@ -274,7 +272,7 @@ int cmd_warm(int argc, char **argv)
 			ret = add_extents(&r, i);
 		}
 		if (ret) {
-			util_err("warm", argv[optind + (int)i], "%s", strerror(-ret));
+			util_err("warm", argv[optind + (int)i], "%s", cmd_strerror(ret));
 			r.status = EXIT_FAIL;
 		}
 	}

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fdl.h"
@@ -477,13 +478,21 @@ int fdl_load(const char *path, struct fdl *fdl, struct fdl_error *err)
 {
 	char *buf = malloc(FDL_MAX_BYTES + 1);
 	ssize_t n, len = 0;
+	struct stat st;
 	int fd, ret;
 
 	if (!buf)
 		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* an FDL named by mistake as a FIFO or device must not block or stream forever */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+		ret = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		close(fd);
+		fd = -1;
+		errno = ret;
+	}
 	if (fd < 0) {
-		ret = -errno;
+		ret = errno == ENXIO ? -EINVAL : -errno;
 		free(buf);
 		return ret;
 	}

@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# special.sh - a FIFO, a character device or a socket given to a subcommand
+# that reads files: each returns at once (never blocks on the FIFO, never
+# streams /dev/zero) with exit 1 and one line naming the path and saying
+# "not a regular file" (exit 2 for an FDL, as for any unusable FDL); a
+# directory says "Is a directory".
+. "$(dirname "$0")/lib.sh"
+
+mkfifo "$T/fifo" || fail "mkfifo"
+python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$T/sock" ||
+	fail "cannot make a socket"
+mkdir "$T/dir"
+echo "data" >"$T/file"
+
+# run_bounded RC CMD...: like expect_rc, but a hang is a failure, not a stuck suite.
+run_bounded() {
+	local want=$1 rc=0
+	shift
+	OUT=$(timeout 10 "$@" 2>&1) || rc=$?
+	[ $rc != 124 ] || fail "$* blocked (killed after 10 s)"
+	[ $rc = "$want" ] || fail "$*: exit $rc, expected $want: $OUT"
+}
+
+for p in "$T/fifo" /dev/zero "$T/sock"; do
+	for cmd in analyze warm defrag; do
+		run_bounded 1 "$ACCEL" $cmd "$p"
+		grep -q "$p.*not a regular file" <<<"$OUT" || fail "$cmd $p: $OUT"
+	done
+	run_bounded 1 "$ACCEL" convert "$p" "$T/out"
+	grep -q "$p.*not a regular file" <<<"$OUT" || fail "convert $p: $OUT"
+	[ ! -e "$T/out" ] || fail "convert $p left $T/out"
+	run_bounded 2 "$ACCEL" convert --fdl "$p" "$T/file" "$T/out"
+	grep -q "$p.*not a regular file" <<<"$OUT" || fail "convert --fdl $p: $OUT"
+done
+run_bounded 1 "$ACCEL" warm "$T/dir"
+grep -q "$T/dir.*Is a directory" <<<"$OUT" || fail "warm DIR: $OUT"
+ok "special files refused without blocking"
