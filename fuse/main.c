@@ -125,7 +125,7 @@ static int check_fuse_device(void)
 }
 
 /* Warnings about a degraded start, printed once the mount exists. */
-static char warnings[2][320];
+static char warnings[2][512];
 
 static void warn_later(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warn_later(const char *fmt, ...)
@@ -174,6 +174,30 @@ static int setup_root(void)
 }
 
 /*
+ * global_cache=, global_buffers= and bucket_size= shape a new pool only: an
+ * existing pool keeps its geometry, and asking for another must not pass in
+ * silence.
+ */
+static void warn_pool_geometry(void)
+{
+	const struct accelfs_opts *o = &accelfs.opts;
+	struct pool_info in;
+
+	if (!cache_io_pool())
+		return;
+	pool_info(cache_io_pool(), &in);
+	if (in.created || ((!o->global_cache || o->global_cache == in.data_size) &&
+			   (!o->global_buffers || o->global_buffers == in.nbufs) &&
+			   (!o->bucket_size || o->bucket_size == in.bucket_size)))
+		return;
+	warn_later("pool %s already exists with %u buffers of %u KiB (%llu MiB): the "
+		   "global_cache/global_buffers/bucket_size asked for apply only to a new pool "
+		   "(to resize: unmount every user, accel pool --reset %s)",
+		   cache_io_pool_name(), in.nbufs, in.bucket_size >> 10,
+		   (unsigned long long)(in.data_size >> 20), cache_io_pool_name());
+}
+
+/*
  * A pool named with pool= must work; the default one may be unusable (made
  * by another user, too big for /dev/shm), and then accelfs runs without
  * global buffers and says so.
@@ -194,6 +218,7 @@ static int setup_cache(void)
 		return fail("%s", why);
 	if (ret)
 		warn_later("%s; running without global buffers", why);
+	warn_pool_geometry();
 	return 0;
 }
 

@@ -5,7 +5,8 @@
 # before is served with zero backend reads. A file changed in SOURCE while
 # nothing was mounted is read fresh, never from its old buffers. A daemon
 # killed with SIGKILL leaves the pool warm too. With pool_keep=no the pool is
-# removed at unmount (FREE).
+# removed at unmount (FREE). Asking an existing pool for another size is
+# warned about (the pool keeps its geometry).
 set -u
 . "$(dirname "$0")/lib.sh"
 cfs_init
@@ -50,6 +51,13 @@ accel_mount "$PWD/src" "$PWD/m" -o "$opts"
 warm_f "after SIGKILL and remount"
 echo "ok: after SIGKILL the remounted daemon found F in the pool"
 accel_umount "$PWD/m"
+
+# another size asked of the existing pool: it keeps its own, and says so
+accel_mount "$PWD/src" "$PWD/m" -o "${opts/global_cache=16M/global_cache=32M}"
+grep -q "pool $POOL already exists with 256 buffers of 64 KiB (16 MiB).*accel pool --reset" \
+	"$ACCEL_LOG" || fail "no warning that global_cache=32M does not resize the pool: $(cat "$ACCEL_LOG")"
+accel_umount "$PWD/m"
+echo "ok: global_cache= on an existing pool of another size is warned about"
 
 # FREE: pool_keep=no removes the pool at unmount
 accel_mount "$PWD/src" "$PWD/m" -o "$opts,pool_keep=no"
