@@ -17,13 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "accelfs_i.h"
 #include "pool.h"
 #include "stream.h"
+#include "tuning.h"
 
 static struct pool *pool; /* NULL when the cache is off */
 
@@ -108,64 +108,27 @@ static void file_id(const struct stat *st, struct pool_file_id *id)
 	};
 }
 
-/* A number from a user.accelfs.* attribute: "all" for a quota, or decimal. */
-static bool tuning_value(int fd, const char *name, uint32_t *out)
-{
-	char buf[32];
-	ssize_t len = fgetxattr(fd, name, buf, sizeof(buf) - 1);
-	char *end;
-	unsigned long v;
-
-	if (len <= 0)
-		return false;
-	buf[len] = '\0';
-	if (!strcmp(buf, "all")) {
-		*out = POOL_QUOTA_ALL;
-		return true;
-	}
-	v = strtoul(buf, &end, 10);
-	if (end == buf || *end || v > UINT32_MAX - 1)
-		return false;
-	*out = (uint32_t)v;
-	return true;
-}
-
-/* A word attribute: 1 for @yes, 0 for @no, -1 when absent or anything else. */
-static int tuning_word(int fd, const char *name, const char *yes, const char *no)
-{
-	char buf[16];
-	ssize_t len = fgetxattr(fd, name, buf, sizeof(buf) - 1);
-
-	if (len <= 0)
-		return -1;
-	buf[len] = '\0';
-	return !strcmp(buf, yes) ? 1 : !strcmp(buf, no) ? 0 : -1;
-}
-
 struct file_tuning {
 	uint32_t quota, nlocal;
 	int deferred, sync; /* see wb_open() */
 	uint64_t ra_max;    /* read-ahead limit in bytes */
 };
 
-/* Quota, local buffer count, write-back; one flistxattr() when the file has no tuning. */
+/* The file's tuning attributes (cache/tuning.h) over the mount's defaults. */
 static void file_tuning(int fd, struct file_tuning *t)
 {
-	char names[1024];
-	ssize_t len = flistxattr(fd, names, sizeof(names));
-	uint32_t ra;
+	struct tuning_values v;
 
-	*t = (struct file_tuning){ 0, accelfs.opts.local_buffers, -1, -1,
-				   accelfs.opts.readahead_max };
-	if (len <= 0 || !memmem(names, (size_t)len, "user.accelfs.", 13))
-		return;
-	tuning_value(fd, "user.accelfs.global_buffers", &t->quota);
-	if (tuning_value(fd, "user.accelfs.local_buffers", &t->nlocal) && t->nlocal > 1024)
-		t->nlocal = 1024;
-	t->deferred = tuning_word(fd, "user.accelfs.deferred_write", "on", "off");
-	t->sync = tuning_word(fd, "user.accelfs.sync", "relaxed", "strict");
-	if (tuning_value(fd, "user.accelfs.readahead_max", &ra) && ra <= (1U << 30))
-		t->ra_max = ra;
+	tuning_read_fd(fd, &v);
+	*t = (struct file_tuning){
+		.quota = v.global_buffers >= 0 ? (uint32_t)v.global_buffers : 0,
+		.nlocal = v.local_buffers >= 0 ? (uint32_t)v.local_buffers
+					       : accelfs.opts.local_buffers,
+		.deferred = v.deferred_write,
+		.sync = v.sync_relaxed,
+		.ra_max = v.readahead_max >= 0 ? (uint64_t)v.readahead_max
+					       : accelfs.opts.readahead_max,
+	};
 }
 
 static uint64_t now_ns(void)

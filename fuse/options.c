@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "tuning.h"
 
 #define MAX_TIMEOUT (365.0 * 86400.0)
 
@@ -89,45 +90,11 @@ int opts_parse_bool(const char *s, bool *out)
 
 int opts_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
-	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
+	uint64_t v;
+	int ret = s ? tuning_parse_size(s, &v) : -EINVAL; /* the one size grammar */
 
-	if (!s || !*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		shift = 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		shift = 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		shift = 30;
-		end++;
-		break;
-	case 't':
-	case 'T':
-		shift = 40;
-		end++;
-		break;
-	}
-	if (shift && (!strcmp(end, "iB") || !strcmp(end, "B")))
-		end += strlen(end);
-	if (*end)
-		return -EINVAL;
-	if (errno == ERANGE || (shift && v > (UINT64_MAX >> shift)))
-		return -ERANGE;
-	v <<= shift;
+	if (ret)
+		return ret;
 	if (v < min || v > max)
 		return -ERANGE;
 	*out = v;
@@ -212,7 +179,7 @@ static int parse_cache_keyed(struct accelfs_opts *o, const char *key, const char
 		return 0;
 	}
 	if (!strcmp(key, "global_buffers")) {
-		ret = opts_parse_uint(val, 16, 1U << 28, &o->global_buffers);
+		ret = opts_parse_uint(val, 16, TUNING_GLOBAL_MAX, &o->global_buffers);
 		return ret ? bad_value(key, val, ret, "a number from 16 to 268435456") : 0;
 	}
 	if (!strcmp(key, "global_cache")) {
@@ -223,11 +190,12 @@ static int parse_cache_keyed(struct accelfs_opts *o, const char *key, const char
 		ret = opts_parse_size(val, 4096, 4 << 20, &v);
 		if (!ret && (v & (v - 1)))
 			ret = -ERANGE;
-		o->bucket_size = (unsigned int)v;
+		if (!ret)
+			o->bucket_size = (unsigned int)v;
 		return ret ? bad_value(key, val, ret, "a power of two from 4K to 4M") : 0;
 	}
 	if (!strcmp(key, "local_buffers")) {
-		ret = opts_parse_uint(val, 0, 1024, &o->local_buffers);
+		ret = opts_parse_uint(val, 0, TUNING_LOCAL_MAX, &o->local_buffers);
 		return ret ? bad_value(key, val, ret, "a number from 0 to 1024") : 0;
 	}
 	if (!strcmp(key, "pool_mode")) {
@@ -266,7 +234,7 @@ static int parse_cache_keyed(struct accelfs_opts *o, const char *key, const char
 		return 0;
 	}
 	if (!strcmp(key, "readahead_max")) {
-		ret = opts_parse_size(val, 0, 1ULL << 30, &o->readahead_max);
+		ret = opts_parse_size(val, 0, TUNING_READAHEAD_LIMIT, &o->readahead_max);
 		return ret ? bad_value(key, val, ret, "a size from 0 to 1G") : 0;
 	}
 	if (!strcmp(key, "revalidate")) {

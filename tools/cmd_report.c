@@ -5,7 +5,7 @@
  * their miss-ratio curves (cache/mrc.h, kept by the daemons in the pool),
  * and the settings that would serve them best, like z/OS LE's RPTSTG report
  * with its "suggested initial size". --apply writes the suggested per-file
- * attributes through tools/tuning.c, exactly as `accel set` does.
+ * attributes through cache/tuning.c, exactly as `accel set` does.
  *
  * Reads the pool read-only and without locks, like accel stat. The
  * arithmetic of the suggestions is in report.c (unit-tested).

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "sysgen.h"
+#include "tuning.h"
 #include "util.h"
 
 struct sysgen_opts {
@@ -201,24 +202,14 @@ static size_t apply_all(const struct sysgen_report *rep, struct sysgen_change *c
 	return n;
 }
 
+/* --pool-size: the one size grammar (cache/tuning.h), 1 byte to 1 TiB. */
 static int parse_size(const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-	unsigned int shift = 0;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (end == s || *s == '-' || errno)
+	if (tuning_parse_size(s, &v) || v == 0 || v > (1ULL << 40))
 		return -EINVAL;
-	if (*end)
-		shift = *end == 'K' || *end == 'k'   ? 10
-			: *end == 'M' || *end == 'm' ? 20
-			: *end == 'G' || *end == 'g' ? 30
-						     : 64;
-	if (shift == 64 || (*end && end[1]) || v == 0 || v > (1ULL << 40) >> shift)
-		return -EINVAL;
-	*out = v << shift;
+	*out = v;
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fdl.h"
+#include "tuning.h"
 
 #define FDL_MAX_BYTES (1 << 20)
 
@@ -240,26 +241,16 @@ static int lex_value(struct cur *c, struct val *v)
 
 static int parse_size(struct cur *c, const struct val *v, uint64_t *out)
 {
-	static const char *const suffix[] = { "", "K", "M", "G", "T" };
-	unsigned long long n;
-	char *end;
-	unsigned int i;
+	int ret = tuning_parse_size(v->buf, out); /* the one size grammar (cache/tuning.h) */
+	size_t digits = strspn(v->buf, "0123456789");
 
-	if (v->buf[0] < '0' || v->buf[0] > '9')
+	if (ret == -ERANGE)
+		return fail(c, v->at, "size '%s' is too large", v->buf);
+	if (ret && digits)
+		return fail(c, v->at + digits, "unknown size suffix '%s'", v->buf + digits);
+	if (ret)
 		return fail(c, v->at, "'%s' is not a size (bytes, or a number with K/M/G/T)",
 			    v->buf);
-	errno = 0;
-	n = strtoull(v->buf, &end, 10);
-	for (i = 0; i < 5; i++) {
-		if (strcmp(end, suffix[i]) == 0 ||
-		    (i > 0 && strncmp(end, suffix[i], 1) == 0 && strcmp(end + 1, "iB") == 0))
-			break;
-	}
-	if (i == 5)
-		return fail(c, v->at + (size_t)(end - v->buf), "unknown size suffix '%s'", end);
-	if (errno == ERANGE || (i && n > (UINT64_MAX >> (10 * i))))
-		return fail(c, v->at, "size '%s' is too large", v->buf);
-	*out = (uint64_t)n << (10 * i);
 	return 0;
 }
 

@@ -40,6 +40,10 @@ static void test_full(void)
 	CU_ASSERT_EQUAL(fdl.attrs[1].len, 2);
 	CU_ASSERT(memcmp(fdl.attrs[1].value, "\0\n", 2) == 0);
 	fdl_free(&fdl);
+	/* the one size grammar (cache/tuning.h): lower-case suffixes work here too */
+	CU_ASSERT_EQUAL_FATAL(parse("[file]\nsize = 1g\n", &fdl, &err), 0);
+	CU_ASSERT_EQUAL(fdl.size, 1ULL << 30);
+	fdl_free(&fdl);
 }
 
 static void test_defaults(void)

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * tuning.c - the user.accelfs.* tuning attributes: what they may hold and
- * how they are read and written. The stored forms are what the daemon's
- * parser (fuse/cache_io.c) accepts; nothing here writes a value the daemon
- * would silently ignore.
+ * tuning.c - the user.accelfs.* tuning attributes: what they may hold, how
+ * sizes are written, and how they are read and written. The daemon and the
+ * tools both go through here, so nothing the tools store is silently
+ * ignored by the daemon, and one size grammar serves every input.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/xattr.h>
 
+#include "pool_layout.h"
 #include "tuning.h"
-#include "util.h"
 
 static const struct tuning_attr attrs[TUNING_N] = {
 	[TUNING_GLOBAL_BUFFERS] = { "global_buffers", "global-buffers",
@@ -32,20 +33,33 @@ const struct tuning_attr *tuning_attr(enum tuning_key k)
 	return &attrs[k];
 }
 
+/* Decimal digits only, no sign, no space: 0, -EINVAL or -ERANGE. */
+static int parse_u64(const char *s, size_t len, uint64_t *out)
+{
+	char num[24];
+	char *end;
+
+	if (!len || s[0] < '0' || s[0] > '9')
+		return -EINVAL;
+	if (len >= sizeof(num))
+		return -ERANGE;
+	memcpy(num, s, len);
+	num[len] = '\0';
+	errno = 0;
+	*out = strtoull(num, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	return *end ? -EINVAL : 0;
+}
+
 int tuning_parse_size(const char *s, uint64_t *out)
 {
-	static const char units[] = "KMG";
-	const char *u;
-	char num[24];
+	static const char units[] = "KMGT";
 	size_t n = strspn(s, "0123456789");
+	const char *u;
 	uint64_t v;
-	int ret;
+	int ret = parse_u64(s, n, &v);
 
-	if (!n || n >= sizeof(num))
-		return n ? -ERANGE : -EINVAL;
-	memcpy(num, s, n);
-	num[n] = '\0';
-	ret = util_parse_u64(num, &v);
 	if (ret)
 		return ret;
 	if (s[n]) {
@@ -80,7 +94,7 @@ static int parse_word(const char *in, const char *const *words, char *out)
 static int parse_count(const char *in, uint64_t max, char *out)
 {
 	uint64_t v;
-	int ret = util_parse_u64(in, &v);
+	int ret = parse_u64(in, strlen(in), &v);
 
 	if (ret)
 		return ret;
@@ -137,6 +151,54 @@ bool tuning_stored_valid(enum tuning_key k, const char *stored)
 static void attr_name(enum tuning_key k, char *buf, size_t len)
 {
 	snprintf(buf, len, TUNING_PREFIX "%s", attrs[k].name);
+}
+
+/* The canonical stored form of attribute @k of @fd in @canon, or false. */
+static bool read_canon(int fd, enum tuning_key k, char *canon)
+{
+	char name[64], val[TUNING_VALUE_LEN];
+	ssize_t len;
+
+	attr_name(k, name, sizeof(name));
+	len = fgetxattr(fd, name, val, sizeof(val) - 1);
+	if (len <= 0)
+		return false;
+	val[len] = '\0';
+	return strcmp(val, "default") && tuning_parse(k, val, canon) == 0;
+}
+
+static int64_t read_number(int fd, enum tuning_key k)
+{
+	char c[TUNING_VALUE_LEN];
+
+	if (!read_canon(fd, k, c))
+		return -1;
+	return !strcmp(c, "all") ? (int64_t)POOL_QUOTA_ALL : (int64_t)strtoull(c, NULL, 10);
+}
+
+/* 1 for the first word of the attribute's pair, 0 for the second, -1 not set. */
+static int read_word(int fd, enum tuning_key k, const char *yes)
+{
+	char c[TUNING_VALUE_LEN];
+
+	return read_canon(fd, k, c) ? !strcmp(c, yes) : -1;
+}
+
+void tuning_read_fd(int fd, struct tuning_values *t)
+{
+	char names[1024];
+	ssize_t len = flistxattr(fd, names, sizeof(names));
+
+	*t = (struct tuning_values){ -1, -1, -1, -1, -1 };
+	/* most files have no tuning: one call decides (ERANGE: many attributes, look) */
+	if ((len < 0 && errno != ERANGE) || len == 0 ||
+	    (len > 0 && !memmem(names, (size_t)len, TUNING_PREFIX, sizeof(TUNING_PREFIX) - 1)))
+		return;
+	t->global_buffers = read_number(fd, TUNING_GLOBAL_BUFFERS);
+	t->local_buffers = read_number(fd, TUNING_LOCAL_BUFFERS);
+	t->deferred_write = read_word(fd, TUNING_DEFERRED_WRITE, "on");
+	t->sync_relaxed = read_word(fd, TUNING_SYNC, "relaxed");
+	t->readahead_max = read_number(fd, TUNING_READAHEAD_MAX);
 }
 
 int tuning_get(const char *path, enum tuning_key k, char *val)

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tuning.h - the per-file tuning contract, defined once for the daemon
+ * (fuse/cache_io.c reads it at every open) and the tools (accel set, show,
+ * report write and show it): per-file settings kept with the file, like
+ * RMS's SET FILE/GLOBAL_BUFFERS, as user.accelfs.<name> extended attributes
+ * of the backing file.
+ *
+ * Stored forms: global_buffers "all" or decimal 0..2^28; local_buffers
+ * decimal 0..1024; stats and deferred_write "on"/"off"; sync
+ * "strict"/"relaxed"; readahead_max decimal bytes 0..1 GiB. An absent
+ * attribute means "the mount's default". The daemon accepts exactly what
+ * tuning_parse() accepts (suffixed sizes included) and ignores anything
+ * else; stats is stored and shown only (the pool always counts).
+ *
+ * Sizes everywhere (mount options, accel set, accel sysgen, FDL files) have
+ * one grammar, tuning_parse_size(): decimal digits, then optionally K, M, G
+ * or T (any case; powers of 1024), optionally followed by "iB" or "B".
+ */
+#ifndef ACCELFS_CACHE_TUNING_H
+#define ACCELFS_CACHE_TUNING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TUNING_PREFIX "user.accelfs."
+#define TUNING_VALUE_LEN 32		      /* a stored value, NUL included */
+#define TUNING_GLOBAL_MAX (1U << 28)	      /* global_buffers, and the global_buffers= option */
+#define TUNING_LOCAL_MAX 1024U		      /* local_buffers, and the local_buffers= option */
+#define TUNING_READAHEAD_LIMIT (1ULL << 30) /* readahead_max, and the readahead_max= option */
+
+enum tuning_key {
+	TUNING_GLOBAL_BUFFERS,
+	TUNING_LOCAL_BUFFERS,
+	TUNING_STATS,
+	TUNING_DEFERRED_WRITE,
+	TUNING_SYNC,
+	TUNING_READAHEAD_MAX,
+	TUNING_N,
+};
+
+struct tuning_attr {
+	const char *name;   /* "global_buffers": the attribute user.accelfs.<name> */
+	const char *option; /* "global-buffers": the accel set option --<option> */
+	const char *syntax; /* for messages: "N (0..268435456), all or default" */
+	bool later;	    /* stored and shown; not used by the daemon */
+};
+
+/* The description of attribute @k (k < TUNING_N). */
+const struct tuning_attr *tuning_attr(enum tuning_key k);
+
+/* Parse a size in the one grammar above. 0, -EINVAL, or -ERANGE (> 2^62). */
+int tuning_parse_size(const char *s, uint64_t *out);
+
+/*
+ * tuning_parse - check the user's @in for attribute @k and write the stored
+ * form to @out (TUNING_VALUE_LEN bytes). "default" gives an empty @out: the
+ * attribute is to be removed. Returns 0, or -EINVAL for a malformed value,
+ * -ERANGE for one out of range.
+ */
+int tuning_parse(enum tuning_key k, const char *in, char *out);
+
+/* True if @stored (as read from the attribute) is a value the daemon accepts. */
+bool tuning_stored_valid(enum tuning_key k, const char *stored);
+
+/* What a file's attributes ask for; -1 / false: not set (the mount's default). */
+struct tuning_values {
+	int64_t global_buffers; /* POOL_QUOTA_ALL for "all" */
+	int64_t local_buffers;
+	int deferred_write; /* 1 on, 0 off, -1 not set */
+	int sync_relaxed;   /* 1 relaxed, 0 strict, -1 not set */
+	int64_t readahead_max;
+};
+
+/*
+ * tuning_read_fd - the daemon's reader: every valid tuning attribute of the
+ * open file @fd (one flistxattr when the file has none). A value that
+ * tuning_parse() refuses is ignored, as if absent. Never fails: a file
+ * system without user xattrs has no tuning.
+ */
+void tuning_read_fd(int fd, struct tuning_values *t);
+
+/*
+ * tuning_get - read attribute @k of @path into @val (TUNING_VALUE_LEN bytes).
+ * Returns 1 if set, 0 if absent, -errno: -ENOTSUP when the file system has
+ * no user extended attributes, -ERANGE when the stored value is too long.
+ */
+int tuning_get(const char *path, enum tuning_key k, char *val);
+
+/* Set attribute @k of @path to @val, or remove it if @val is "". 0 or -errno. */
+int tuning_put(const char *path, enum tuning_key k, const char *val);
+
+#endif
