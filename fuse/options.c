@@ -13,10 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "options.h"
+#include "options_i.h"
 #include "tuning.h"
-
-#define MAX_TIMEOUT (365.0 * 86400.0)
 
 /* Kernel mount flags handed to libfuse unchanged (it turns them into MS_* or mount data). */
 static const char *const passthrough_flags[] = {
@@ -68,7 +66,7 @@ int opts_parse_seconds(const char *s, double *out)
 	v = strtod(s, &end);
 	if (*end || isnan(v))
 		return -EINVAL;
-	if (errno == ERANGE || v < 0 || v > MAX_TIMEOUT)
+	if (errno == ERANGE || v < 0 || v > OPTS_MAX_TIMEOUT)
 		return -ERANGE;
 	*out = v;
 	return 0;
@@ -101,42 +99,6 @@ int opts_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-static int parse_cache_mode(const char *s, enum kernel_cache_mode *out)
-{
-	if (!strcmp(s, "auto"))
-		*out = KERNEL_CACHE_AUTO;
-	else if (!strcmp(s, "always"))
-		*out = KERNEL_CACHE_ALWAYS;
-	else if (!strcmp(s, "never"))
-		*out = KERNEL_CACHE_NEVER;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-static void defaults(struct accelfs_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->threads = 4;
-	o->clone_fd = true;
-	o->backend = BACKEND_AUTO;
-	o->queue_depth = 64;
-	o->attr_timeout = 1.0;
-	o->entry_timeout = 1.0;
-	o->negative_timeout = 1.0;
-	o->kernel_cache = KERNEL_CACHE_AUTO;
-	o->writeback = true;
-	o->readahead_kb = 1024;
-	o->bdi_max_ratio = 10;
-	o->cache = true;
-	o->local_buffers = 2;
-	o->pool_mode = 0600;
-	o->pool_keep = true;
-	o->deferred_write = true;
-	o->flush_interval = 1.0;
-	o->readahead_max = 1 << 20;
-}
-
 static int append_mount_opt(struct accelfs_opts *o, const char *opt)
 {
 	size_t old = o->mount_opts ? strlen(o->mount_opts) : 0;
@@ -151,155 +113,201 @@ static int append_mount_opt(struct accelfs_opts *o, const char *opt)
 	return 0;
 }
 
-static int bad_value(const char *key, const char *val, int err, const char *expect)
+int opts_bad_value(const char *key, const char *val, int err, const char *expect)
 {
 	fprintf(stderr, "accelfs: option '%s=%s': %s (expected %s)\n", key, val,
 		err == -ERANGE ? "value out of range" : "malformed value", expect);
 	return -EINVAL;
 }
 
-/* Buffer cache options. Returns 0, -EINVAL (reported) or 1 (not ours). */
-static int parse_cache_keyed(struct accelfs_opts *o, const char *key, const char *val)
+/* "0", "4K", "1M", "1T": @v in the largest unit that divides it. */
+static const char *size_text(uint64_t v, char *buf, size_t len)
 {
+	static const char units[] = " KMGT";
+	unsigned int u = 0;
+
+	while (v && u < 4 && !(v & 1023)) {
+		v >>= 10;
+		u++;
+	}
+	snprintf(buf, len, "%llu%.*s", (unsigned long long)v, u ? 1 : 0, &units[u]);
+	return buf;
+}
+
+/* "auto, uring or sync" (aliases of an earlier word are not shown). */
+static const char *words_text(const struct opt_word *w, char *buf, size_t len)
+{
+	size_t n = 0, shown = 0, total = 0;
+
+	for (size_t i = 0; w[i].word; i++)
+		total += !(i && w[i].value == w[i - 1].value);
+	buf[0] = '\0';
+	for (size_t i = 0; w[i].word && n < len; i++) {
+		if (i && w[i].value == w[i - 1].value)
+			continue;
+		shown++;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s",
+				      shown == 1 ? "" : shown == total ? " or " : ", ", w[i].word);
+	}
+	return buf;
+}
+
+/* The "expected ..." of an error about option @d. */
+static const char *expect_text(const struct opt_def *d, char *buf, size_t len)
+{
+	char a[24], b[24];
+
+	switch (d->type) {
+	case OPT_BOOL:
+		return d->words ? words_text(d->words, buf, len) : "on or off";
+	case OPT_ENUM:
+		return words_text(d->words, buf, len);
+	case OPT_UINT:
+		snprintf(buf, len, "a number from %llu to %llu", (unsigned long long)d->min,
+			 (unsigned long long)d->max);
+		return buf;
+	case OPT_SIZE:
+		snprintf(buf, len, "%s from %s to %s", d->pow2 ? "a power of two" : "a size",
+			 size_text(d->min, a, sizeof(a)), size_text(d->max, b, sizeof(b)));
+		return buf;
+	case OPT_SECONDS:
+		snprintf(buf, len, "seconds from %.10g to %.10g", d->dmin, d->dmax);
+		return buf;
+	default:
+		return "a valid value";
+	}
+}
+
+static int store_word(const struct opt_word *w, const char *val, int *out)
+{
+	for (; w->word; w++) {
+		if (!strcmp(w->word, val)) {
+			*out = w->value;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int store_number(const struct opt_def *d, void *field, const char *val)
+{
+	unsigned int u;
 	uint64_t v;
+	double sec;
 	int ret;
 
-	if (!strcmp(key, "cache")) {
-		ret = opts_parse_bool(val, &o->cache);
-		return ret ? bad_value(key, val, ret, "on or off") : 0;
-	}
-	if (!strcmp(key, "pool")) {
-		if (!*val || strlen(val) > 200 || strchr(val + (val[0] == '/'), '/'))
-			return bad_value(key, val, -EINVAL, "a name without '/', up to 200 bytes");
-		free(o->pool_name);
-		o->pool_name = malloc(strlen(val) + 2);
-		if (!o->pool_name)
-			return -ENOMEM;
-		sprintf(o->pool_name, "%s%s", val[0] == '/' ? "" : "/", val);
-		return 0;
-	}
-	if (!strcmp(key, "global_buffers")) {
-		ret = opts_parse_uint(val, 16, TUNING_GLOBAL_MAX, &o->global_buffers);
-		return ret ? bad_value(key, val, ret, "a number from 16 to 268435456") : 0;
-	}
-	if (!strcmp(key, "global_cache")) {
-		ret = opts_parse_size(val, 1 << 20, 1ULL << 40, &o->global_cache);
-		return ret ? bad_value(key, val, ret, "a size from 1M to 1T") : 0;
-	}
-	if (!strcmp(key, "bucket_size")) {
-		ret = opts_parse_size(val, 4096, 4 << 20, &v);
-		if (!ret && (v & (v - 1)))
+	switch (d->type) {
+	case OPT_UINT:
+		ret = opts_parse_uint(val, (unsigned int)d->min, (unsigned int)d->max, &u);
+		if (!ret)
+			*(unsigned int *)field = u;
+		return ret;
+	case OPT_SIZE:
+		ret = opts_parse_size(val, d->min, d->max, &v);
+		if (!ret && d->pow2 && (v & (v - 1)))
+			ret = -ERANGE;
+		if (!ret && d->max >> 32)
+			*(uint64_t *)field = v;
+		else if (!ret)
+			*(unsigned int *)field = (unsigned int)v;
+		return ret;
+	default: /* OPT_SECONDS */
+		ret = opts_parse_seconds(val, &sec);
+		if (!ret && (sec < d->dmin || sec > d->dmax))
 			ret = -ERANGE;
 		if (!ret)
-			o->bucket_size = (unsigned int)v;
-		return ret ? bad_value(key, val, ret, "a power of two from 4K to 4M") : 0;
+			*(double *)field = sec;
+		return ret;
 	}
-	if (!strcmp(key, "local_buffers")) {
-		ret = opts_parse_uint(val, 0, TUNING_LOCAL_MAX, &o->local_buffers);
-		return ret ? bad_value(key, val, ret, "a number from 0 to 1024") : 0;
-	}
-	if (!strcmp(key, "pool_mode")) {
-		char *end;
-		unsigned long m = strtoul(val, &end, 8);
+}
 
-		if (!*val || *end || m > 0777 || (m & 0600) != 0600)
-			return bad_value(key, val, -EINVAL, "octal permission bits including 0600");
-		o->pool_mode = (unsigned int)m;
-		return 0;
+/* Parse @val into option @d's field. 0, -EINVAL or -ERANGE (not reported). */
+static int store(struct accelfs_opts *o, const struct opt_def *d, const char *val)
+{
+	void *field = (char *)o + d->offset;
+	int w, ret;
+
+	switch (d->type) {
+	case OPT_BOOL:
+		if (!d->words)
+			return opts_parse_bool(val, (bool *)field);
+		ret = store_word(d->words, val, &w);
+		if (!ret)
+			*(bool *)field = w;
+		return ret;
+	case OPT_ENUM:
+		return store_word(d->words, val, (int *)field);
+	default:
+		return store_number(d, field, val);
 	}
-	if (!strcmp(key, "pool_keep")) {
-		ret = opts_parse_bool(val, &o->pool_keep);
-		return ret ? bad_value(key, val, ret, "yes or no") : 0;
-	}
-	if (!strcmp(key, "backend_io")) {
-		if (strcmp(val, "buffered") && strcmp(val, "direct"))
-			return bad_value(key, val, -EINVAL, "buffered or direct");
-		o->backend_direct = val[0] == 'd';
-		return 0;
-	}
-	if (!strcmp(key, "deferred_write")) {
-		ret = opts_parse_bool(val, &o->deferred_write);
-		return ret ? bad_value(key, val, ret, "on or off") : 0;
-	}
-	if (!strcmp(key, "flush_interval")) {
-		ret = opts_parse_seconds(val, &o->flush_interval);
-		if (!ret && (o->flush_interval < 0.01 || o->flush_interval > 3600))
-			ret = -ERANGE;
-		return ret ? bad_value(key, val, ret, "seconds from 0.01 to 3600") : 0;
-	}
-	if (!strcmp(key, "sync")) { /* "sync" alone is the kernel flag */
-		if (strcmp(val, "strict") && strcmp(val, "relaxed"))
-			return bad_value(key, val, -EINVAL, "strict or relaxed");
-		o->sync_relaxed = val[0] == 'r';
-		return 0;
-	}
-	if (!strcmp(key, "readahead_max")) {
-		ret = opts_parse_size(val, 0, TUNING_READAHEAD_LIMIT, &o->readahead_max);
-		return ret ? bad_value(key, val, ret, "a size from 0 to 1G") : 0;
-	}
-	if (!strcmp(key, "revalidate")) {
-		ret = opts_parse_seconds(val, &o->revalidate);
-		return ret ? bad_value(key, val, ret, "seconds from 0 to 31536000") : 0;
-	}
-	return 1;
+}
+
+static const struct opt_def *find_opt(const char *key)
+{
+	for (const struct opt_def *d = opt_table; d->name; d++)
+		if (!strcmp(d->name, key))
+			return d;
+	return NULL;
+}
+
+/* key=value. Returns 0, -EINVAL (reported) or 1 (not ours). */
+static int parse_keyed(struct accelfs_opts *o, const char *key, const char *val)
+{
+	const struct opt_def *d = find_opt(key);
+	char expect[160];
+	int ret;
+
+	if (!d)
+		return 1;
+	if (d->type == OPT_CUSTOM)
+		return d->parse(o, key, val);
+	ret = store(o, d, val);
+	return ret ? opts_bad_value(key, val, ret, expect_text(d, expect, sizeof(expect))) : 0;
+}
+
+/* Every default comes from the table's text, parsed like the user's. */
+static void defaults(struct accelfs_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	for (const struct opt_def *d = opt_table; d->name; d++)
+		if (d->def && (d->type == OPT_CUSTOM ? d->parse(o, d->name, d->def)
+						      : store(o, d, d->def)))
+			abort(); /* a broken table: caught by every test */
+}
+
+int opts_parse_pool(struct accelfs_opts *o, const char *key, const char *val)
+{
+	if (!*val || strlen(val) > 200 || strchr(val + (val[0] == '/'), '/'))
+		return opts_bad_value(key, val, -EINVAL, "a name without '/', up to 200 bytes");
+	free(o->pool_name);
+	o->pool_name = malloc(strlen(val) + 2);
+	if (!o->pool_name)
+		return -ENOMEM;
+	sprintf(o->pool_name, "%s%s", val[0] == '/' ? "" : "/", val);
+	return 0;
+}
+
+int opts_parse_pool_mode(struct accelfs_opts *o, const char *key, const char *val)
+{
+	char *end;
+	unsigned long m = strtoul(val, &end, 8);
+
+	if (!*val || *end || m > 0777 || (m & 0600) != 0600)
+		return opts_bad_value(key, val, -EINVAL, "octal permission bits including 0600");
+	o->pool_mode = (unsigned int)m;
+	return 0;
 }
 
 /* log=auto|syslog|stderr|/absolute/file */
-static int parse_log_target(struct accelfs_opts *o, const char *key, const char *val)
+int opts_parse_log(struct accelfs_opts *o, const char *key, const char *val)
 {
 	if (strcmp(val, "auto") && strcmp(val, "syslog") && strcmp(val, "stderr") &&
 	    (val[0] != '/' || strlen(val) > 4000))
-		return bad_value(key, val, -EINVAL, "auto, syslog, stderr or an absolute file path");
+		return opts_bad_value(key, val, -EINVAL,
+				      "auto, syslog, stderr or an absolute file path");
 	free(o->log_target);
 	o->log_target = strcmp(val, "auto") ? strdup(val) : NULL;
 	return strcmp(val, "auto") && !o->log_target ? -ENOMEM : 0;
-}
-
-/* Options with a value: key=value. Returns 0, -EINVAL (reported) or 1 (not ours). */
-static int parse_keyed(struct accelfs_opts *o, const char *key, const char *val)
-{
-	int ret;
-
-	if (!strcmp(key, "backend")) {
-		ret = backend_parse_kind(val, &o->backend);
-		return ret ? bad_value(key, val, ret, "auto, uring or sync") : 0;
-	}
-	if (!strcmp(key, "threads")) {
-		ret = opts_parse_uint(val, 1, 64, &o->threads);
-		return ret ? bad_value(key, val, ret, "a number from 1 to 64") : 0;
-	}
-	if (!strcmp(key, "queue_depth")) {
-		ret = opts_parse_uint(val, 1, 4096, &o->queue_depth);
-		return ret ? bad_value(key, val, ret, "a number from 1 to 4096") : 0;
-	}
-	if (!strcmp(key, "attr_timeout") || !strcmp(key, "entry_timeout") ||
-	    !strcmp(key, "negative_timeout")) {
-		double *dst = key[0] == 'a'   ? &o->attr_timeout
-			      : key[0] == 'e' ? &o->entry_timeout
-					      : &o->negative_timeout;
-
-		ret = opts_parse_seconds(val, dst);
-		return ret ? bad_value(key, val, ret, "seconds from 0 to 31536000") : 0;
-	}
-	if (!strcmp(key, "readahead_kb")) {
-		ret = opts_parse_uint(val, 0, 65536, &o->readahead_kb);
-		return ret ? bad_value(key, val, ret, "KiB from 0 to 65536") : 0;
-	}
-	if (!strcmp(key, "dirty_ratio")) {
-		ret = opts_parse_uint(val, 0, 100, &o->bdi_max_ratio);
-		return ret ? bad_value(key, val, ret, "a percentage from 0 to 100") : 0;
-	}
-	if (!strcmp(key, "kernel_cache")) {
-		ret = parse_cache_mode(val, &o->kernel_cache);
-		return ret ? bad_value(key, val, ret, "auto, always or never") : 0;
-	}
-	if (!strcmp(key, "log"))
-		return parse_log_target(o, key, val);
-	if (!strcmp(key, "writeback") || !strcmp(key, "clone_fd")) {
-		ret = opts_parse_bool(val, key[0] == 'w' ? &o->writeback : &o->clone_fd);
-		return ret ? bad_value(key, val, ret, "on or off") : 0;
-	}
-	return parse_cache_keyed(o, key, val);
 }
 
 /* One element of an -o list. */
@@ -432,65 +440,76 @@ void opts_free(struct accelfs_opts *o)
 	memset(o, 0, sizeof(*o));
 }
 
+static const char *const section_title[OPT_SEC_N] = {
+	[OPT_SEC_GENERAL] = "accelfs options (-o)",
+	[OPT_SEC_CACHE] = "buffer cache options (-o; see accelfs(8) and docs/cache.md)",
+	[OPT_SEC_WRITEBACK] = "write-back and read-ahead options (-o; see accelfs(8) and "
+			      "docs/tuning.md)",
+};
+
+/* One option: "    name=SYNTAX   help..." with the range and default after the help. */
+static void print_opt(const struct opt_def *d)
+{
+	char head[64], extra[96] = "";
+	const char *h = d->help, *nl;
+	size_t col;
+
+	snprintf(head, sizeof(head), "%s=%s", d->name, d->syntax);
+	if (d->type == OPT_UINT)
+		snprintf(extra, sizeof(extra), ", %llu-%llu", (unsigned long long)d->min,
+			 (unsigned long long)d->max);
+	if (d->def)
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " (default: %s)",
+			 d->def);
+	if (strlen(head) <= 22)
+		printf("    %-22s ", head);
+	else
+		printf("    %s\n%27s", head, "");
+	for (; (nl = strchr(h, '\n')); h = nl + 1)
+		printf("%.*s\n%27s", (int)(nl - h), h, "");
+	col = 27 + strlen(h);
+	/* the range and default go on the last line, or one of their own */
+	if (col + strlen(extra) > 79 && extra[0] == ',')
+		printf("%s%s\n", h, extra);
+	else if (col + strlen(extra) > 79)
+		printf("%s\n%27s%s\n", h, "", extra + 1);
+	else
+		printf("%s%s\n", h, extra);
+}
+
 void opts_print_help(const char *prog)
 {
-	printf(
-	    "usage: %s SOURCE MOUNTPOINT [-o opt[,opt...]] [-f] [-d] [-s]\n"
-	    "\n"
-	    "Mount directory SOURCE at MOUNTPOINT through the accelfs I/O accelerator.\n"
-	    "\n"
-	    "general options:\n"
-	    "    -f                     stay in the foreground, log to stderr\n"
-	    "    -d, -o debug           foreground, and trace every FUSE request\n"
-	    "    -s                     single-threaded session loop\n"
-	    "    -h, --help             print this help and exit\n"
-	    "    -V, --version          print the version and exit\n"
-	    "\n"
-	    "accelfs options (-o):\n"
-	    "    backend=auto|uring|sync  backend I/O: io_uring, plain pread/pwrite, or io_uring\n"
-	    "                           with a fallback to sync (default: auto)\n"
-	    "    queue_depth=N          io_uring entries per worker thread, 1-4096 (default: 64)\n"
-	    "    threads=N              worker threads, 1-64 (default: 4)\n"
-	    "    clone_fd=on|off        one /dev/fuse descriptor per worker (default: on)\n"
-	    "    kernel_cache=auto|always|never\n"
-	    "                           keep the kernel page cache across opens while the\n"
-	    "                           backing file is unchanged (auto), always, or bypass\n"
-	    "                           it with direct I/O (never) (default: auto)\n"
-	    "    writeback=on|off       kernel writeback cache for writes (default: on)\n"
-	    "    attr_timeout=S         seconds attributes are cached (default: 1)\n"
-	    "    entry_timeout=S        seconds names are cached (default: 1)\n"
-	    "    negative_timeout=S     seconds a missing name is cached (default: 1)\n"
-	    "    log=auto|syslog|stderr|FILE\n"
-	    "                           where messages go once running: auto is syslog when\n"
-	    "                           daemonised and /dev/log answers, else stderr in the\n"
-	    "                           foreground, else /var/log/accelfs.log (root) or\n"
-	    "                           $XDG_RUNTIME_DIR/accelfs.log (default: auto)\n"
-	    "\n"
-	    "write-back and read-ahead options (-o; see accelfs(8) and docs/tuning.md):\n"
-	    "    deferred_write=on|off  keep small writes in dirty pool buffers and write\n"
-	    "                           them back as large I/Os (default: on)\n"
-	    "    flush_interval=S       longest wait of a deferred write, 0.01-3600 s\n"
-	    "                           (default: 1); also flushed at fsync and close\n"
-	    "    sync=strict|relaxed    relaxed: fsync and O_SYNC only mean \"on SOURCE\n"
-	    "                           within flush_interval\" -- opt-in, a crash may lose\n"
-	    "                           that much acknowledged data (default: strict)\n"
-	    "    readahead_max=SIZE     the daemon's read-ahead window limit, 0 = off\n"
-	    "                           (default: 1M)\n"
-	    "\n"
-	    "FUSE and mount options (-o):\n"
-	    "    allow_other            let other users use the mount (implies\n"
-	    "                           default_permissions when run as root)\n"
-	    "    default_permissions    the kernel checks permissions from file modes\n"
-	    "    ro, rw                 read-only or read-write mount (default: rw)\n"
-	    "    fsname=NAME            source shown in /proc/mounts (default: SOURCE)\n"
-	    "    nosuid, nodev, noexec, noatime, relatime, sync, dirsync, auto_unmount, ...\n"
-	    "                           passed to the kernel mount\n"
-	    "    defaults, auto, noauto, user, users, _netdev, nofail, x-*, comment=\n"
-	    "                           fstab words, accepted and ignored\n"
-	    "\n"
-	    "Examples:\n"
-	    "    accelfs /srv/data /mnt/data\n"
-	    "    mount -t fuse.accelfs /srv/data /mnt/data -o allow_other\n"
-	    "    /etc/fstab:  /srv/data  /mnt/data  fuse.accelfs  defaults,allow_other  0 0\n",
-	    prog);
+	printf("usage: %s SOURCE MOUNTPOINT [-o opt[,opt...]] [-f] [-d] [-s]\n"
+	       "\n"
+	       "Mount directory SOURCE at MOUNTPOINT through the accelfs I/O accelerator.\n"
+	       "\n"
+	       "general options:\n"
+	       "    -f                     stay in the foreground, log to stderr\n"
+	       "    -d, -o debug           foreground, and trace every FUSE request\n"
+	       "    -s                     single-threaded session loop\n"
+	       "    -h, --help             print this help and exit\n"
+	       "    -V, --version          print the version and exit\n",
+	       prog);
+	for (int sec = 0; sec < OPT_SEC_N; sec++) {
+		printf("\n%s:\n", section_title[sec]);
+		for (const struct opt_def *d = opt_table; d->name; d++)
+			if ((int)d->section == sec)
+				print_opt(d);
+	}
+	printf("\n"
+	       "FUSE and mount options (-o):\n"
+	       "    allow_other            let other users use the mount (implies\n"
+	       "                           default_permissions when run as root)\n"
+	       "    default_permissions    the kernel checks permissions from file modes\n"
+	       "    ro, rw                 read-only or read-write mount (default: rw)\n"
+	       "    fsname=NAME            source shown in /proc/mounts (default: SOURCE)\n"
+	       "    nosuid, nodev, noexec, noatime, relatime, sync, dirsync, auto_unmount, ...\n"
+	       "                           passed to the kernel mount\n"
+	       "    defaults, auto, noauto, user, users, _netdev, nofail, x-*, comment=\n"
+	       "                           fstab words, accepted and ignored\n"
+	       "\n"
+	       "Examples:\n"
+	       "    accelfs /srv/data /mnt/data\n"
+	       "    mount -t fuse.accelfs /srv/data /mnt/data -o allow_other\n"
+	       "    /etc/fstab:  /srv/data  /mnt/data  fuse.accelfs  defaults,allow_other  0 0\n");
 }

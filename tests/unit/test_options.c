@@ -5,10 +5,12 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cunit_main.h"
-#include "options.h"
+#include "options_i.h"
 
 static int parse(struct accelfs_opts *o, const char *const *args)
 {
@@ -159,6 +161,65 @@ static void test_writeback_options(void)
 	expect_usage_error(bad_dw);
 }
 
+/* Everything opts_print_help() prints. */
+static char *help_text(void)
+{
+	FILE *f = tmpfile();
+	int saved = dup(1);
+	char *buf = calloc(1, 65536);
+
+	if (!f || saved < 0 || !buf)
+		return buf;
+	fflush(stdout);
+	dup2(fileno(f), 1);
+	opts_print_help("accelfs");
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	rewind(f);
+	buf[fread(buf, 1, 65535, f)] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static char *file_text(const char *path)
+{
+	FILE *f = path ? fopen(path, "r") : NULL;
+	char *buf = calloc(1, 1 << 20);
+
+	if (f && buf)
+		buf[fread(buf, 1, (1 << 20) - 1, f)] = '\0';
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/* The option table is the one source: --help, defaults and accelfs(8) follow it. */
+static void test_table_documented(void)
+{
+	char *help = help_text(), *man = file_text(getenv("ACCELFS_MAN")), key[80];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(help);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(man);
+	CU_ASSERT_TRUE_FATAL(strlen(man) > 1000); /* ACCELFS_MAN names docs/man/accelfs.8 */
+	for (const struct opt_def *d = opt_table; d->name; d++) {
+		snprintf(key, sizeof(key), "    %s=", d->name);
+		if (!strstr(help, key))
+			printf("\n--help lacks %s\n", d->name);
+		CU_ASSERT_PTR_NOT_NULL(strstr(help, key));
+		snprintf(key, sizeof(key), "%s=", d->name);
+		if (!strstr(man, key))
+			printf("\naccelfs.8 lacks %s\n", d->name);
+		CU_ASSERT_PTR_NOT_NULL(strstr(man, key));
+		if (d->def) { /* the default is shown, and is a value the parser takes */
+			snprintf(key, sizeof(key), "(default: %s)", d->def);
+			CU_ASSERT_PTR_NOT_NULL(strstr(help, key));
+		}
+	}
+	free(help);
+	free(man);
+}
+
 static void test_help_version(void)
 {
 	struct accelfs_opts o;
@@ -209,5 +270,6 @@ int main(void)
 	CU_add_test(s, "deferred write and read-ahead options", test_writeback_options);
 	CU_add_test(s, "help and version", test_help_version);
 	CU_add_test(s, "value parsers", test_helpers);
+	CU_add_test(s, "every option in --help and accelfs(8)", test_table_documented);
 	return cunit_run();
 }

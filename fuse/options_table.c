@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+/*
+ * options_table.c - every keyed -o option of accelfs, declared once: name,
+ * type, bounds, where it is stored, its default and its help text (as
+ * libfuse's passthrough_ll.c keeps a fuse_opt table with the help beside
+ * it). Parsing (options.c), the "expected ..." part of every error, the
+ * defaults and `accelfs --help` all come from this table, and the unit test
+ * checks that accelfs(8) documents every name in it.
+ *
+ * A default is written as text and parsed like a user's value, so the help
+ * can never show a default the daemon does not use.
+ */
+#include <stddef.h>
+
+#include "options_i.h"
+#include "tuning.h"
+
+#define O(field) offsetof(struct accelfs_opts, field)
+#define YEAR (365.0 * 86400.0)
+
+static const struct opt_word backend_words[] = {
+	{ "auto", BACKEND_AUTO }, { "uring", BACKEND_URING },
+	{ "io_uring", BACKEND_URING }, { "sync", BACKEND_SYNC },
+	{ NULL, 0 },
+};
+static const struct opt_word cache_words[] = {
+	{ "auto", KERNEL_CACHE_AUTO },
+	{ "always", KERNEL_CACHE_ALWAYS },
+	{ "never", KERNEL_CACHE_NEVER },
+	{ NULL, 0 },
+};
+static const struct opt_word sync_words[] = { { "relaxed", 1 }, { "strict", 0 }, { NULL, 0 } };
+static const struct opt_word io_words[] = { { "direct", 1 }, { "buffered", 0 }, { NULL, 0 } };
+
+const struct opt_def opt_table[] = {
+	/* general */
+	{ "backend", OPT_ENUM, O(backend), .words = backend_words, .def = "auto",
+	  .syntax = "auto|uring|sync", .section = OPT_SEC_GENERAL,
+	  .help = "file data through io_uring (uring), pread/pwrite\n"
+		  "(sync), or io_uring falling back to sync (auto)" },
+	{ "queue_depth", OPT_UINT, O(queue_depth), 1, 4096, .def = "64", .syntax = "N",
+	  .section = OPT_SEC_GENERAL, .help = "io_uring entries per worker" },
+	{ "threads", OPT_UINT, O(threads), 1, 64, .def = "4", .syntax = "N",
+	  .section = OPT_SEC_GENERAL, .help = "worker threads" },
+	{ "clone_fd", OPT_BOOL, O(clone_fd), .def = "on", .syntax = "on|off",
+	  .section = OPT_SEC_GENERAL, .help = "one /dev/fuse descriptor per worker" },
+	{ "kernel_cache", OPT_ENUM, O(kernel_cache), .words = cache_words, .def = "auto",
+	  .syntax = "auto|always|never", .section = OPT_SEC_GENERAL,
+	  .help = "keep the kernel page cache across opens while the\n"
+		  "backing file is unchanged (auto), always, or bypass\n"
+		  "it with direct I/O (never)" },
+	{ "writeback", OPT_BOOL, O(writeback), .def = "on", .syntax = "on|off",
+	  .section = OPT_SEC_GENERAL, .help = "kernel writeback cache for writes" },
+	{ "attr_timeout", OPT_SECONDS, O(attr_timeout), .dmin = 0, .dmax = YEAR, .def = "1",
+	  .syntax = "S", .section = OPT_SEC_GENERAL, .help = "seconds attributes are cached" },
+	{ "entry_timeout", OPT_SECONDS, O(entry_timeout), .dmin = 0, .dmax = YEAR, .def = "1",
+	  .syntax = "S", .section = OPT_SEC_GENERAL, .help = "seconds names are cached" },
+	{ "negative_timeout", OPT_SECONDS, O(negative_timeout), .dmin = 0, .dmax = YEAR,
+	  .def = "1", .syntax = "S", .section = OPT_SEC_GENERAL,
+	  .help = "seconds a missing name is cached" },
+	{ "readahead_kb", OPT_UINT, O(readahead_kb), 0, 65536, .def = "1024", .syntax = "N",
+	  .section = OPT_SEC_GENERAL,
+	  .help = "the mount's kernel read-ahead in KiB (root only;\n0: the kernel's)" },
+	{ "dirty_ratio", OPT_UINT, O(bdi_max_ratio), 0, 100, .def = "10", .syntax = "PCT",
+	  .section = OPT_SEC_GENERAL,
+	  .help = "the mount's share of the kernel's dirty limit, %\n(root only; 0: the "
+		  "kernel's)" },
+	{ "log", OPT_CUSTOM, 0, .parse = opts_parse_log, .def = "auto",
+	  .syntax = "auto|syslog|stderr|FILE", .section = OPT_SEC_GENERAL,
+	  .help = "where messages go once running: auto is syslog when\n"
+		  "daemonised and /dev/log answers, else stderr in the\n"
+		  "foreground, else /var/log/accelfs.log (root) or\n"
+		  "$XDG_RUNTIME_DIR/accelfs.log" },
+	/* buffer cache */
+	{ "cache", OPT_BOOL, O(cache), .def = "on", .syntax = "on|off", .section = OPT_SEC_CACHE,
+	  .help = "use the global buffer pool at all" },
+	{ "pool", OPT_CUSTOM, 0, .parse = opts_parse_pool, .def = NULL, .syntax = "NAME",
+	  .section = OPT_SEC_CACHE,
+	  .help = "shared-memory pool to attach to (default:\n"
+		  "accelfs-default; accelfs-default-UID for non-root)" },
+	{ "global_cache", OPT_SIZE, O(global_cache), 1 << 20, 1ULL << 40, .def = NULL,
+	  .syntax = "SIZE", .section = OPT_SEC_CACHE,
+	  .help = "data size of a new pool (default: 64M)" },
+	{ "global_buffers", OPT_UINT, O(global_buffers), 16, TUNING_GLOBAL_MAX, .def = NULL,
+	  .syntax = "N", .section = OPT_SEC_CACHE,
+	  .help = "buffers of a new pool (instead of\nglobal_cache)" },
+	{ "bucket_size", OPT_SIZE, O(bucket_size), 4096, 4 << 20, .pow2 = true, .def = NULL,
+	  .syntax = "SIZE", .section = OPT_SEC_CACHE,
+	  .help = "bytes per buffer of a new pool (default: 64K)" },
+	{ "local_buffers", OPT_UINT, O(local_buffers), 0, TUNING_LOCAL_MAX, .def = "2",
+	  .syntax = "N", .section = OPT_SEC_CACHE, .help = "private buffers per open file" },
+	{ "pool_mode", OPT_CUSTOM, 0, .parse = opts_parse_pool_mode, .def = "0600",
+	  .syntax = "MODE", .section = OPT_SEC_CACHE,
+	  .help = "permission bits of a new pool segment\n(0660: share it with the group)" },
+	{ "pool_keep", OPT_BOOL, O(pool_keep), .def = "yes",
+	  .syntax = "yes|no", .section = OPT_SEC_CACHE,
+	  .help = "keep the pool after unmount (warm restart)" },
+	{ "backend_io", OPT_BOOL, O(backend_direct), .words = io_words, .def = "buffered",
+	  .syntax = "buffered|direct", .section = OPT_SEC_CACHE,
+	  .help = "fill buffers with O_DIRECT reads (no double caching)" },
+	{ "revalidate", OPT_SECONDS, O(revalidate), .dmin = 0, .dmax = YEAR, .def = "0",
+	  .syntax = "S", .section = OPT_SEC_CACHE,
+	  .help = "seconds between checks of an open file for changes\n"
+		  "made behind accelfs (0: at open only)" },
+	/* write-back and read-ahead */
+	{ "deferred_write", OPT_BOOL, O(deferred_write), .def = "on", .syntax = "on|off",
+	  .section = OPT_SEC_WRITEBACK,
+	  .help = "keep small writes in dirty pool buffers and write\n"
+		  "them back as large I/Os" },
+	{ "flush_interval", OPT_SECONDS, O(flush_interval), .dmin = 0.01, .dmax = 3600,
+	  .def = "1", .syntax = "S", .section = OPT_SEC_WRITEBACK,
+	  .help = "longest wait of a deferred write; also flushed at\nfsync and close" },
+	{ "sync", OPT_BOOL, O(sync_relaxed), .words = sync_words, .def = "strict",
+	  .syntax = "strict|relaxed", .section = OPT_SEC_WRITEBACK,
+	  .help = "relaxed: fsync and O_SYNC only mean \"on SOURCE\n"
+		  "within flush_interval\" -- opt-in, a crash may lose\n"
+		  "that much acknowledged data (bare \"sync\" is the\n"
+		  "kernel's mount flag)" },
+	{ "readahead_max", OPT_SIZE, O(readahead_max), 0, TUNING_READAHEAD_LIMIT, .def = "1M",
+	  .syntax = "SIZE", .section = OPT_SEC_WRITEBACK,
+	  .help = "the daemon's read-ahead window limit, 0 = off" },
+	{ .name = NULL },
+};
