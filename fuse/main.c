@@ -314,7 +314,6 @@ static int prepare(void)
 	if (check_source(o->source) || check_mountpoint(o->mountpoint) || check_fuse_device())
 		return -1;
 	if (geteuid() == 0) {
-		accelfs.chown_new = true;
 		if (o->allow_other && !o->default_permissions) {
 			/* a root daemon would otherwise let every user act as root */
 			o->default_permissions = true;
