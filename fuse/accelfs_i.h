@@ -39,6 +39,7 @@ struct inode {
 	struct inode *hnext;   /* hash chain; under the table lock */
 	bool retired;	       /* replaced by a newer node (see inode_ref); under the table lock */
 	uint64_t nocaps_until; /* no security.capability until then (ns); atomic */
+	bool setid; /* atomic: last seen with bits a write must clear (inode_note_mode) */
 
 	pthread_mutex_t lock; /* protects the fields below */
 	unsigned int opens;   /* open files of this node */
@@ -95,7 +96,6 @@ struct accelfs {
 	char *mountpoint_real; /* canonical MOUNTPOINT path */
 	struct inode root;
 	bool dont_mask; /* FUSE_DONT_MASK negotiated: we apply the umask */
-	bool chown_new; /* root daemon: give new objects to the caller */
 	struct fuse_session *se;
 };
 
@@ -111,6 +111,8 @@ void inode_unref(struct inode *inode, uint64_t n);
 /* The backing state the kernel knows, under inode->lock. */
 bool stamp_equal(const struct inode *n, const struct stat *st);
 void stamp_set(struct inode *n, const struct stat *st);
+/* Remember whether @st's mode has set-ID bits an unprivileged write clears. */
+void inode_note_mode(struct inode *n, const struct stat *st);
 /* "/proc/self/fd/N" for a descriptor; @buf must hold PROC_FD_LEN bytes. */
 #define PROC_FD_LEN 32
 const char *proc_fd_path(int fd, char *buf);
@@ -120,8 +122,8 @@ int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e
 void entry_fill_timeouts(struct fuse_entry_param *e);
 /* The mode to create with, handling the caller's umask (see ops_entry.c). */
 mode_t entry_mode(fuse_req_t req, mode_t mode);
-/* After creating @name in @parent: hand it to the caller's uid/gid if needed. */
-void entry_chown_new(fuse_req_t req, struct inode *parent, const char *name);
+/* Fill @e for the object open as @fd (adds a lookup); the name is not looked up again. */
+int entry_from_fd(int fd, struct fuse_entry_param *e);
 
 /* Per-thread scratch buffer for reads and directory listings (never shrinks). */
 void *scratch_get(size_t size);

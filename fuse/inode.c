@@ -121,6 +121,22 @@ void stamp_set(struct inode *n, const struct stat *st)
 	n->stamp_ctime = st->st_ctim;
 }
 
+/*
+ * What file_remove_privs() would clear on a write by an unprivileged caller:
+ * set-user-ID, and set-group-ID when group execute is set (without it the
+ * bit means mandatory locking, and stays). Kept per node so the write path
+ * pays one atomic load when there is nothing to clear (ops_file.c).
+ */
+void inode_note_mode(struct inode *n, const struct stat *st)
+{
+	bool setid =
+	    S_ISREG(st->st_mode) &&
+	    ((st->st_mode & S_ISUID) || (st->st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP));
+
+	if (__atomic_load_n(&n->setid, __ATOMIC_RELAXED) != setid)
+		__atomic_store_n(&n->setid, setid, __ATOMIC_RELAXED);
+}
+
 static struct inode *inode_new(int fd, const struct stat *st)
 {
 	struct inode *n = calloc(1, sizeof(*n));
@@ -134,6 +150,7 @@ static struct inode *inode_new(int fd, const struct stat *st)
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_mutex_init(&n->wb_lock, NULL);
 	stamp_set(n, st);
+	inode_note_mode(n, st);
 	return n;
 }
 
@@ -197,6 +214,7 @@ struct inode *inode_ref(int fd, const struct stat *st, int *err)
 		n->nlookup++;
 		pthread_mutex_unlock(&table_lock);
 		close(fd);
+		inode_note_mode(n, st);
 		return n;
 	}
 	n = inode_new(fd, st);

@@ -361,7 +361,6 @@ static int prepare(void)
 	if (log_open(why, sizeof(why)))
 		return fail("%s", why);
 	if (geteuid() == 0) {
-		accelfs.chown_new = true;
 		if (o->allow_other && !o->default_permissions) {
 			/* a root daemon would otherwise let every user act as root */
 			o->default_permissions = true;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "creds.h"
 
 static inline struct dir_handle *dh_of(struct fuse_file_info *fi)
 {
@@ -35,17 +36,26 @@ static void dir_free(struct dir_handle *d)
 static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct dir_handle *d = calloc(1, sizeof(*d));
-	int fd, err;
+	int fd = -1, err;
 
 	if (!d) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	fd = openat(inode_get(ino)->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || !(d->dp = fdopendir(fd))) {
+	err = -creds_enter(req); /* the caller must be allowed to read the directory */
+	if (!err) {
+		fd = openat(inode_get(ino)->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		err = fd < 0 ? errno : 0;
+		creds_leave();
+	}
+	if (err) {
+		free(d);
+		fuse_reply_err(req, err);
+		return;
+	}
+	if (!(d->dp = fdopendir(fd))) {
 		err = errno;
-		if (fd >= 0)
-			close(fd);
+		close(fd);
 		free(d);
 		fuse_reply_err(req, err);
 		return;

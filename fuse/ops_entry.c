@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "creds.h"
 
 static int stat_inode(struct inode *n, struct stat *st)
 {
@@ -31,12 +32,30 @@ void entry_fill_timeouts(struct fuse_entry_param *e)
 	e->entry_timeout = accelfs.opts.entry_timeout;
 }
 
+/* Take the node of O_PATH descriptor @fd, whose state is in @e->attr; consumes @fd. */
+static int entry_ref(int fd, struct fuse_entry_param *e)
+{
+	struct inode *n;
+	int err = 0;
+
+	n = inode_ref(fd, &e->attr, &err);
+	if (!n)
+		return -err;
+	e->ino = n == &accelfs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+	entry_fill_timeouts(e);
+	return 0;
+}
+
 int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
 {
-	struct inode *p = inode_get(parent), *n;
-	int fd, err = 0;
+	struct inode *p = inode_get(parent);
+	int fd, err;
 
 	memset(e, 0, sizeof(*e));
+	/* ".." of the mount root is the root itself, never SOURCE's parent
+	 * (the kernel asks for it only through NFS export's get_parent). */
+	if (p == &accelfs.root && !strcmp(name, ".."))
+		name = ".";
 	fd = openat(p->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -45,12 +64,22 @@ int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e
 		close(fd);
 		return -err;
 	}
-	n = inode_ref(fd, &e->attr, &err);
-	if (!n)
-		return -err;
-	e->ino = n == &accelfs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
-	entry_fill_timeouts(e);
-	return 0;
+	return entry_ref(fd, e);
+}
+
+int entry_from_fd(int fd, struct fuse_entry_param *e)
+{
+	char path[PROC_FD_LEN];
+	int pfd;
+
+	memset(e, 0, sizeof(*e));
+	if (fstat(fd, &e->attr))
+		return -errno;
+	/* The open object itself (a magic link), not its name: nothing to race with. */
+	pfd = open(proc_fd_path(fd, path), O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	return entry_ref(pfd, e);
 }
 
 static void reply_entry_or_err(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -97,15 +126,18 @@ static void accel_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_
 
 static void accel_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct inode *n = fi ? ((struct open_file *)(uintptr_t)fi->fh)->inode : inode_get(ino);
 	struct stat st;
 	int ret;
 
 	if (fi)
 		ret = fstat(((struct open_file *)(uintptr_t)fi->fh)->fd, &st) ? -errno : 0;
 	else
-		ret = stat_inode(inode_get(ino), &st);
-	if (!ret)
+		ret = stat_inode(n, &st);
+	if (!ret) {
 		wb_fix_attr(&st);
+		inode_note_mode(n, &st);
+	}
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -118,6 +150,8 @@ static int set_mode(struct inode *n, int fd, mode_t mode)
 
 	if (fd >= 0)
 		return fchmod(fd, mode) ? -errno : 0;
+	if (S_ISLNK(n->type))
+		return -EOPNOTSUPP; /* procfs would reach the link's target (as fchmodat2 says) */
 	return chmod(proc_fd_path(n->fd, path), mode) ? -errno : 0;
 }
 
@@ -236,6 +270,40 @@ static int times_deferred(struct open_file *of, const struct stat *attr, int val
 	return 0;
 }
 
+/*
+ * A write or truncate by someone without CAP_FSETID makes the kernel clear
+ * the file's set-ID bits (file_remove_privs: a forced mode change, checked
+ * by the kernel with default_permissions, which a root daemon with
+ * allow_other always has). With the caller's credentials the backing file
+ * system would refuse it to anyone but the owner, so a change that only
+ * removes set-ID bits is made with the daemon's rights, first; the rest of
+ * the request then runs as the caller. Returns 0 or -errno.
+ */
+static int kill_setid_as_daemon(fuse_req_t req, struct inode *n, struct open_file *of,
+				const struct stat *attr, int *valid)
+{
+	mode_t removed, added, old, new = attr->st_mode & 07777;
+	struct stat st;
+	int ret;
+
+	if (!(*valid & FUSE_SET_ATTR_MODE) || !accelfs.opts.default_permissions ||
+	    !creds_unprivileged(req))
+		return 0;
+	ret = of ? (fstat(of->fd, &st) ? -errno : 0) : stat_inode(n, &st);
+	if (ret)
+		return ret;
+	old = st.st_mode & 07777;
+	removed = old & ~new;
+	added = new & ~old;
+	if (added || !removed || (removed & ~(mode_t)(S_ISUID | S_ISGID)) ||
+	    st.st_uid == fuse_req_ctx(req)->uid)
+		return 0; /* a chmod of the caller's own: the caller's rights do it */
+	ret = set_mode(n, of ? of->fd : -1, attr->st_mode);
+	if (!ret)
+		*valid &= ~FUSE_SET_ATTR_MODE;
+	return ret;
+}
+
 static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 			  struct fuse_file_info *fi)
 {
@@ -252,11 +320,18 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 			fuse_reply_attr(req, &st, accelfs.opts.attr_timeout);
 		return;
 	}
-	ret = do_setattr(n, of, attr, valid);
+	ret = kill_setid_as_daemon(req, n, of, attr, &valid);
+	if (!ret)
+		ret = creds_enter(req);
+	if (!ret) {
+		ret = do_setattr(n, of, attr, valid);
+		creds_leave();
+	}
 
 	if (!ret)
 		ret = stat_inode(n, &st);
 	if (!ret) { /* the kernel now knows this state (see inode.c, must_retire) */
+		inode_note_mode(n, &st);
 		pthread_mutex_lock(&n->lock);
 		stamp_set(n, &st);
 		pthread_mutex_unlock(&n->lock);
@@ -280,20 +355,6 @@ static void accel_readlink(fuse_req_t req, fuse_ino_t ino)
 		buf[len] = '\0';
 		fuse_reply_readlink(req, buf);
 	}
-}
-
-void entry_chown_new(fuse_req_t req, struct inode *parent, const char *name)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	gid_t gid = ctx->gid;
-	struct stat pst;
-
-	if (!accelfs.chown_new || (ctx->uid == 0 && ctx->gid == 0))
-		return;
-	if (!fstatat(parent->fd, "", &pst, AT_EMPTY_PATH) && (pst.st_mode & S_ISGID))
-		gid = (gid_t)-1; /* set-group-ID directory: the file system chose the group */
-	/* Best effort, as a kernel file system would create it already owned. */
-	(void)!fchownat(parent->fd, name, ctx->uid, gid, AT_SYMLINK_NOFOLLOW);
 }
 
 /*
@@ -324,68 +385,120 @@ mode_t entry_mode(fuse_req_t req, mode_t mode)
 	return mode;
 }
 
-/* Shared tail of mknod/mkdir/symlink: fix ownership, then reply with the entry. */
-static void reply_created(fuse_req_t req, fuse_ino_t parent, const char *name, int res)
+/*
+ * mknod/mkdir/symlink: made with the caller's credentials, so the backing
+ * file system gives the new object the caller's owner and group (or the
+ * set-group-ID directory's group) and refuses what it would refuse the
+ * caller (devices without CAP_MKNOD). The entry is then looked up without
+ * following anything.
+ */
+enum create_kind { CREATE_NODE, CREATE_DIR, CREATE_SYMLINK };
+
+static void create_as_caller(fuse_req_t req, fuse_ino_t parent, const char *name,
+			     enum create_kind kind, mode_t mode, dev_t rdev, const char *link)
 {
-	if (res) {
-		fuse_reply_err(req, errno);
-		return;
+	int pfd = inode_get(parent)->fd;
+	int ret = creds_enter(req);
+
+	if (!ret) {
+		if (kind == CREATE_NODE)
+			ret = mknodat(pfd, name, entry_mode(req, mode), rdev);
+		else if (kind == CREATE_DIR)
+			ret = mkdirat(pfd, name, entry_mode(req, mode));
+		else
+			ret = symlinkat(link, pfd, name);
+		ret = ret ? -errno : 0;
+		creds_leave();
 	}
-	entry_chown_new(req, inode_get(parent), name);
-	reply_entry_or_err(req, parent, name);
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		reply_entry_or_err(req, parent, name);
 }
 
 static void accel_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 			dev_t rdev)
 {
-	reply_created(req, parent, name,
-		      mknodat(inode_get(parent)->fd, name, entry_mode(req, mode), rdev));
+	create_as_caller(req, parent, name, CREATE_NODE, mode, rdev, NULL);
 }
 
 static void accel_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
-	reply_created(req, parent, name,
-		      mkdirat(inode_get(parent)->fd, name, entry_mode(req, mode)));
+	create_as_caller(req, parent, name, CREATE_DIR, mode, 0, NULL);
 }
 
 static void accel_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
-	reply_created(req, parent, name, symlinkat(link, inode_get(parent)->fd, name));
+	create_as_caller(req, parent, name, CREATE_SYMLINK, 0, 0, link);
+}
+
+/*
+ * The node's own descriptor names the object, never a path: AT_EMPTY_PATH
+ * (CAP_DAC_READ_SEARCH, which the caller's credentials usually lack), else
+ * the /proc/self/fd magic link, which AT_SYMLINK_FOLLOW resolves to the
+ * object itself, not through any name (not for a symlink node: that would
+ * follow the link). protected_hardlinks then applies to the caller.
+ */
+static int link_node(struct inode *n, struct inode *np, const char *newname)
+{
+	char path[PROC_FD_LEN];
+
+	if (!linkat(n->fd, "", np->fd, newname, AT_EMPTY_PATH))
+		return 0;
+	if ((errno != ENOENT && errno != EPERM) || S_ISLNK(n->type))
+		return -errno;
+	if (linkat(AT_FDCWD, proc_fd_path(n->fd, path), np->fd, newname, AT_SYMLINK_FOLLOW))
+		return -errno;
+	return 0;
 }
 
 static void accel_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
-	struct inode *n = inode_get(ino), *np = inode_get(newparent);
-	char path[PROC_FD_LEN];
-	int res;
+	int ret = creds_enter(req);
 
-	res = linkat(n->fd, "", np->fd, newname, AT_EMPTY_PATH);
-	if (res && (errno == ENOENT || errno == EPERM) && !S_ISLNK(n->type))
-		res =
-		    linkat(AT_FDCWD, proc_fd_path(n->fd, path), np->fd, newname, AT_SYMLINK_FOLLOW);
-	if (res) {
-		fuse_reply_err(req, errno);
-		return;
+	if (!ret) {
+		ret = link_node(inode_get(ino), inode_get(newparent), newname);
+		creds_leave();
 	}
-	reply_entry_or_err(req, newparent, newname);
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		reply_entry_or_err(req, newparent, newname);
 }
 
 static void accel_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, unlinkat(inode_get(parent)->fd, name, 0) ? errno : 0);
+	int ret = creds_enter(req);
+
+	if (!ret) {
+		ret = unlinkat(inode_get(parent)->fd, name, 0) ? -errno : 0;
+		creds_leave();
+	}
+	fuse_reply_err(req, -ret);
 }
 
 static void accel_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, unlinkat(inode_get(parent)->fd, name, AT_REMOVEDIR) ? errno : 0);
+	int ret = creds_enter(req);
+
+	if (!ret) {
+		ret = unlinkat(inode_get(parent)->fd, name, AT_REMOVEDIR) ? -errno : 0;
+		creds_leave();
+	}
+	fuse_reply_err(req, -ret);
 }
 
 static void accel_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 			 const char *newname, unsigned int flags)
 {
-	int res = renameat2(inode_get(parent)->fd, name, inode_get(newparent)->fd, newname, flags);
+	struct inode *p = inode_get(parent), *np = inode_get(newparent);
+	int ret = creds_enter(req);
 
-	fuse_reply_err(req, res ? errno : 0);
+	if (!ret) {
+		ret = renameat2(p->fd, name, np->fd, newname, flags) ? -errno : 0;
+		creds_leave();
+	}
+	fuse_reply_err(req, -ret);
 }
 
 static void accel_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -398,17 +511,28 @@ static void accel_statfs(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_statfs(req, &sv);
 }
 
+/*
+ * Asked only without default_permissions. faccessat() without AT_EACCESS
+ * checks the real uid (root: the daemon's), overriding the thread's fsuid;
+ * with AT_EACCESS it checks the thread's credentials as they are, which
+ * creds_enter() made the caller's.
+ */
 static void accel_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
 	char path[PROC_FD_LEN];
 	struct inode *n = inode_get(ino);
+	int ret;
 
 	if (S_ISLNK(n->type)) {
 		fuse_reply_err(req, 0);
 		return;
 	}
-	fuse_reply_err(req, faccessat(AT_FDCWD, proc_fd_path(n->fd, path), mask, AT_EACCESS) ? errno
-											     : 0);
+	ret = creds_enter(req);
+	if (!ret) {
+		ret = faccessat(AT_FDCWD, proc_fd_path(n->fd, path), mask, AT_EACCESS) ? -errno : 0;
+		creds_leave();
+	}
+	fuse_reply_err(req, -ret);
 }
 
 void ops_entry_fill(struct fuse_lowlevel_ops *ops)

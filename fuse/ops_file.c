@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "creds.h"
 
 #define SCRATCH_MIN (1U << 20)
 
@@ -173,6 +174,7 @@ static int handle_new(struct inode *n, int fd, const struct stat *st, struct fus
 	of->flags = fi->flags;
 	handle_list_add(&open_files, &of->link, &open_files_lock);
 	st = st ? st : &buf;
+	inode_note_mode(n, st);
 	pthread_mutex_lock(&n->lock);
 	n->opens++;
 	cache_policy(n, st, fi);
@@ -182,14 +184,27 @@ static int handle_new(struct inode *n, int fd, const struct stat *st, struct fus
 	return 0;
 }
 
+/*
+ * The kernel resolved the name (and applied the caller's O_NOFOLLOW) before
+ * sending OPEN; the node's magic link reaches exactly that object, opened
+ * with the caller's credentials so the backing file system checks the
+ * caller's access (and refuses O_NOATIME, O_TRUNC as it would locally).
+ */
 static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct inode *n = inode_get(ino);
 	int fd, ret;
 
+	ret = creds_enter(req);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
 	fd = open_backing(n, fi->flags);
-	if (fd < 0) {
-		fuse_reply_err(req, errno);
+	ret = fd < 0 ? -errno : 0;
+	creds_leave();
+	if (ret) {
+		fuse_reply_err(req, -ret);
 		return;
 	}
 	ret = handle_new(n, fd, NULL, fi);
@@ -201,22 +216,49 @@ static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		handle_free(fh_of(fi)); /* the opener was interrupted and is gone */
 }
 
+/*
+ * CREATE comes only after the kernel found no such name, but SOURCE may have
+ * one by now: a symlink planted behind a cached negative entry (to root's
+ * files), a FIFO (an open that would hang), a file another mount created.
+ * Following or opening it here would do so with the daemon's resolution of
+ * the name, not the kernel's. So the file is only ever *created* here
+ * (O_CREAT|O_EXCL|O_NOFOLLOW, with the caller's credentials: the caller owns
+ * it, or the set-group-ID directory's group does); a name that exists is
+ * answered EEXIST if the caller asked O_EXCL, and otherwise ESTALE, on
+ * which the kernel's VFS repeats its lookup (LOOKUP_REVAL) and opens what it
+ * finds as it would on a local file system: follows the symlink with the
+ * caller's rights, opens the FIFO itself, sends OPEN for a regular file.
+ * Returns the descriptor or -errno.
+ */
+static int create_backing(fuse_req_t req, struct inode *p, const char *name, mode_t mode,
+			  int kernel_flags)
+{
+	int flags = backing_flags(kernel_flags) | O_CREAT | O_EXCL | O_NOFOLLOW;
+	int fd, ret = creds_enter(req);
+
+	if (ret)
+		return ret;
+	fd = openat(p->fd, name, flags, entry_mode(req, mode));
+	ret = fd < 0 ? -errno : fd;
+	creds_leave();
+	if (ret == -EEXIST && !(kernel_flags & O_EXCL))
+		ret = -ESTALE;
+	return ret;
+}
+
 static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 			 struct fuse_file_info *fi)
 {
-	struct inode *p = inode_get(parent);
 	struct fuse_entry_param e;
 	int fd, ret;
 
-	/* O_EXCL stays: the name may have appeared in SOURCE since the kernel looked */
-	fd = openat(p->fd, name, backing_flags(fi->flags) | O_CREAT | (fi->flags & O_EXCL),
-		    entry_mode(req, mode));
+	fd = create_backing(req, inode_get(parent), name, mode, fi->flags);
 	if (fd < 0) {
-		fuse_reply_err(req, errno);
+		fuse_reply_err(req, -fd);
 		return;
 	}
-	entry_chown_new(req, p, name);
-	ret = entry_lookup(parent, name, &e);
+	/* the entry of the file just made, not of whatever the name is now */
+	ret = entry_from_fd(fd, &e);
 	if (ret) {
 		close(fd);
 		fuse_reply_err(req, -ret);
@@ -328,13 +370,41 @@ generic:;
 	return fuse_buf_copy(&out, in, 0);
 }
 
+/*
+ * A local file system clears set-user-ID (and set-group-ID with group
+ * execute) when someone without CAP_FSETID writes (file_remove_privs). The
+ * kernel does it itself before a cached write, by a SETATTR; for a direct_io
+ * handle (kernel_cache=never, O_DIRECT with writeback=off) it leaves that to
+ * the server. Done with the daemon's rights, before the write, as the kernel
+ * would; writes the kernel's write-back sends (writepage) were checked when
+ * the application wrote. Costs one atomic load when the file has no such bit.
+ */
+static void kill_setid_on_write(fuse_req_t req, fuse_ino_t ino, struct open_file *of)
+{
+	struct stat st;
+	mode_t kill = S_ISUID;
+
+	if (!creds_unprivileged(req) || fstat(of->fd, &st))
+		return;
+	if ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		kill |= S_ISGID;
+	if ((st.st_mode & kill) && !fchmod(of->fd, st.st_mode & 07777 & ~kill)) {
+		st.st_mode &= ~kill;
+		/* the kernel's cached mode must not show the bits any more */
+		fuse_lowlevel_notify_inval_inode(accelfs.se, ino, -1, 0);
+	}
+	inode_note_mode(of->inode, &st);
+}
+
 static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 			    struct fuse_file_info *fi)
 {
 	struct open_file *of = fh_of(fi);
-	ssize_t n = wb_write(of, in, off);
+	ssize_t n;
 
-	(void)ino;
+	if (__atomic_load_n(&of->inode->setid, __ATOMIC_RELAXED) && !fi->writepage)
+		kill_setid_on_write(req, ino, of);
+	n = wb_write(of, in, off);
 	if (n >= 0 || n != -EAGAIN)
 		goto reply;
 	n = cache_io_write_begin(of, (uint64_t)off, fuse_buf_size(in));

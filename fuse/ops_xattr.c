@@ -14,6 +14,7 @@
 #include <sys/xattr.h>
 
 #include "accelfs_i.h"
+#include "creds.h"
 
 #define XATTR_MAX (64 * 1024)
 
@@ -63,13 +64,47 @@ static void caps_forget(struct inode *n)
 	__atomic_store_n(&n->nocaps_until, 0, __ATOMIC_RELAXED);
 }
 
+/*
+ * trusted.* is for CAP_SYS_ADMIN only. The daemon keeps that capability even
+ * with the caller's fsuid (it is not a file system capability), and the
+ * backing file system asks the daemon, not the caller: without these checks
+ * listxattr would show every user root's trusted.* names. Answers as ext4
+ * gives an unprivileged caller: absent on get, EPERM on set and remove,
+ * left out of lists. (uid 0 stands for the capability, as for the rest of
+ * the daemon's privilege checks.)
+ */
+static const char trusted_prefix[] = "trusted.";
+
+static bool trusted_hidden(fuse_req_t req, const char *name)
+{
+	return !strncmp(name, trusted_prefix, sizeof(trusted_prefix) - 1) &&
+	       creds_unprivileged(req);
+}
+
+/* Drop trusted.* names from the list in @buf (@len bytes); returns the new length. */
+static size_t drop_trusted(char *buf, size_t len)
+{
+	size_t in = 0, out = 0;
+
+	while (in < len) {
+		size_t n = strnlen(buf + in, len - in) + 1;
+
+		if (strncmp(buf + in, trusted_prefix, sizeof(trusted_prefix) - 1)) {
+			memmove(buf + out, buf + in, n);
+			out += n;
+		}
+		in += n;
+	}
+	return out;
+}
+
 static void accel_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct inode *n = inode_get(ino);
 	char path[PROC_FD_LEN], *buf = NULL;
 	ssize_t ret;
 
-	if (S_ISLNK(n->type) || caps_known_absent(n, name)) {
+	if (S_ISLNK(n->type) || caps_known_absent(n, name) || trusted_hidden(req, name)) {
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
@@ -84,9 +119,15 @@ static void accel_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, siz
 	reply_size_or_data(req, ret, buf, size);
 }
 
+/*
+ * For an unprivileged caller the whole list is read (also when only its
+ * size is asked), so that the size excludes the trusted.* names.
+ */
 static void accel_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct inode *n = inode_get(ino);
+	bool filter = creds_unprivileged(req);
+	size_t want = size, bufsize = filter ? XATTR_MAX : size;
 	char path[PROC_FD_LEN], *buf = NULL;
 	ssize_t ret;
 
@@ -94,14 +135,21 @@ static void accel_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		reply_size_or_data(req, 0, "", size);
 		return;
 	}
-	if (size > XATTR_MAX)
-		size = XATTR_MAX;
-	if (size && !(buf = scratch_get(size))) {
+	if (bufsize > XATTR_MAX)
+		bufsize = XATTR_MAX;
+	if (bufsize && !(buf = scratch_get(bufsize))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	ret = listxattr(proc_fd_path(n->fd, path), buf, size);
-	reply_size_or_data(req, ret, buf, size);
+	ret = listxattr(proc_fd_path(n->fd, path), buf, bufsize);
+	if (ret >= 0 && filter) {
+		ret = (ssize_t)drop_trusted(buf, (size_t)ret);
+		if (want && (size_t)ret > want) {
+			fuse_reply_err(req, ERANGE);
+			return;
+		}
+	}
+	reply_size_or_data(req, ret, buf, want);
 }
 
 static void accel_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
@@ -111,11 +159,16 @@ static void accel_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, con
 	char path[PROC_FD_LEN];
 	int err;
 
-	if (S_ISLNK(n->type)) {
+	if (S_ISLNK(n->type) || trusted_hidden(req, name)) {
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	err = setxattr(proc_fd_path(n->fd, path), name, value, size, flags) ? errno : 0;
+	/* the caller's rights: owner for security.* and ACLs, write access for user.* */
+	err = -creds_enter(req);
+	if (!err) {
+		err = setxattr(proc_fd_path(n->fd, path), name, value, size, flags) ? errno : 0;
+		creds_leave();
+	}
 	caps_forget(n); /* before the reply: a getxattr after it must see the change */
 	fuse_reply_err(req, err);
 }
@@ -130,7 +183,15 @@ static void accel_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
-	err = removexattr(proc_fd_path(n->fd, path), name) ? errno : 0;
+	if (trusted_hidden(req, name)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	err = -creds_enter(req);
+	if (!err) {
+		err = removexattr(proc_fd_path(n->fd, path), name) ? errno : 0;
+		creds_leave();
+	}
 	caps_forget(n);
 	fuse_reply_err(req, err);
 }

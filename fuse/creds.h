@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * creds.h - act with the requesting process's file system credentials.
+ *
+ * A root daemon mounted with allow_other serves every user of the host. The
+ * handlers that create, open, remove, rename, link or change a name bracket
+ * their system calls with creds_enter()/creds_leave(), so the backing file
+ * system answers exactly as it would answer that user locally (permissions,
+ * ownership of new objects, set-group-ID directories, sticky directories,
+ * protected hard links, capabilities). See docs/security.md.
+ */
+#ifndef ACCELFS_FUSE_CREDS_H
+#define ACCELFS_FUSE_CREDS_H
+
+#include <stdbool.h>
+
+#include "accelfs_i.h"
+
+/*
+ * Switch the calling worker thread to @req's uid, gid and supplementary
+ * groups. Nothing is switched for a caller with the daemon's own uid and
+ * gid, or when the daemon is not root (it could not, and serves only its
+ * user). Returns 0, or -EPERM if the switch did not take (then nothing is
+ * switched). Every 0 must be paired with creds_leave() before the reply's
+ * thread takes another request.
+ */
+int creds_enter(fuse_req_t req);
+
+/* Back to the daemon's own credentials; a no-op if creds_enter() switched nothing. */
+void creds_leave(void);
+
+/* True if @req comes from a process without the daemon's privileges (uid != 0). */
+bool creds_unprivileged(fuse_req_t req);
+
+#endif
