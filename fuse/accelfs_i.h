@@ -67,9 +67,10 @@ struct open_file {
 	struct stream *stream; /* buffer cache stream, NULL if not cached */
 	int dfd;	       /* O_DIRECT descriptor for buffer fills, or -1 */
 	bool wrote;	       /* a write went through the stream (revalidate at close) */
-	uint64_t known_size; /* size last seen (open or fstat); reads below it skip the EOF check */
-	struct pool_file_id id;	       /* identity and validator at open (or last revalidation) */
-	uint64_t next_check;	       /* revalidate=S: CLOCK_MONOTONIC ns of the next check */
+	uint64_t known_size; /* atomic: size last seen (open or fstat); reads below skip EOF checks */
+	struct pool_file_id id; /* identity (immutable) and validator: written by the
+				 * revalidating thread only, see revalidate() in cache_io.c */
+	uint64_t next_check;	/* atomic: revalidate=S, CLOCK_MONOTONIC ns of the next check */
 	struct timespec pending_mtime; /* inode->lock: the kernel's mtime, set at release */
 	bool mtime_pending;
 	int flags;	  /* open(2) flags */

@@ -217,22 +217,31 @@ void cache_io_close(struct open_file *of)
 	of->stream = NULL;
 }
 
-/* revalidate=S: drop the file's buffers if SOURCE changed it behind our back. */
+/*
+ * revalidate=S: drop the file's buffers if SOURCE changed it behind our back.
+ * Reads of one handle run in parallel: the thread that moves next_check on
+ * (compare-and-swap) is the only one that checks, and the only one that
+ * touches the validator fields of of->id (dev and ino never change).
+ */
 static void revalidate(struct open_file *of)
 {
+	uint64_t now, next = __atomic_load_n(&of->next_check, __ATOMIC_RELAXED);
 	struct pool_file_id id;
 	struct stat st;
-	uint64_t now;
 
-	if (accelfs.opts.revalidate <= 0 || (now = now_ns()) < of->next_check)
+	if (accelfs.opts.revalidate <= 0 || (now = now_ns()) < next ||
+	    !__atomic_compare_exchange_n(&of->next_check, &next,
+					 now + (uint64_t)(accelfs.opts.revalidate * 1e9), false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
-	of->next_check = now + (uint64_t)(accelfs.opts.revalidate * 1e9);
 	if (fstat(of->fd, &st))
 		return;
 	file_id(&st, &id);
-	if (pool_file_validator(&id) != pool_file_validator(&of->id) || id.ino != of->id.ino) {
+	if (pool_file_validator(&id) != pool_file_validator(&of->id)) {
 		stream_invalidate(of->stream);
-		of->id = id;
+		of->id.size = id.size;
+		of->id.mtime_ns = id.mtime_ns;
+		of->id.ctime_ns = id.ctime_ns;
 	}
 }
 
@@ -285,11 +294,12 @@ ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)
 	/* A read at or past the end (cat's last read) needs neither the cache
 	 * nor a backend read, and must not count as a miss: one fstat decides,
 	 * and a file seen to have grown is not fstat'ed again below its size. */
-	if ((uint64_t)off >= of->known_size && !fstat(of->fd, &st)) {
+	if ((uint64_t)off >= __atomic_load_n(&of->known_size, __ATOMIC_RELAXED) &&
+	    !fstat(of->fd, &st)) {
 		wb_fix_attr(&st); /* deferred bytes past SOURCE's end count */
 		if (off >= st.st_size)
 			return 0;
-		of->known_size = (uint64_t)st.st_size;
+		__atomic_store_n(&of->known_size, (uint64_t)st.st_size, __ATOMIC_RELAXED);
 	}
 	n = stream_read(of->stream, buf, size, (uint64_t)off, read_backend, of);
 	if (n > 0)
