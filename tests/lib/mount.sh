@@ -27,17 +27,7 @@ ACCEL_POOL=/accel-t-$$
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
-# skip REASON: the test cannot run here; meson counts exit 77 as skipped.
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
-
-# fail MESSAGE: the test found a problem.
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/report.sh"
 
 accel_require_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root (mounting, chown, setuid to nobody)"

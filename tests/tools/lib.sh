@@ -12,9 +12,7 @@ LOOP=
 MOUNTS=()   # unmounted on exit, first to last
 SEGMENTS=() # pools (/dev/shm names) removed on exit, once nothing is mounted
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
-ok() { echo "ok - $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/report.sh"
 
 cleanup() {
 	local m

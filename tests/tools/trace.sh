@@ -31,7 +31,6 @@ trace_cleanup() {
 }
 trap trace_cleanup EXIT
 
-ok() { echo "ok - $*"; }
 
 # expect RC WANT_OUTPUT CMD...: exit status and the one-line message
 expect() {
