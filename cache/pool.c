@@ -293,11 +293,11 @@ int pool_seg_trusted(const char *name, const struct stat *st, mode_t mode, char 
 	if (why && len)
 		snprintf(
 		    why, len,
-		    "pool /dev/shm%s: %s%s owned by uid %u mode %04o, not %sby uid %u%s with "
+		    "pool /dev/shm%s: %s%sowned by uid %u mode %04o, not %sby uid %u%s with "
 		    "mode within %04o (remove it: accel pool --reset %s, or choose -o pool=NAME)",
 		    name, S_ISREG(st->st_mode) ? "" : type_name(st->st_mode),
-		    S_ISREG(st->st_mode) ? "" : ",", (unsigned int)st->st_uid, (unsigned int)m,
-		    S_ISREG(st->st_mode) ? "" : "a regular file ", (unsigned int)geteuid(),
+		    S_ISREG(st->st_mode) ? "" : ", ", (unsigned int)st->st_uid, (unsigned int)m,
+		    S_ISREG(st->st_mode) ? "" : "a regular file owned ", (unsigned int)geteuid(),
 		    allowed & 0070 ? " or a group of ours" : "", (unsigned int)allowed, name + 1);
 	return -EPERM;
 }
@@ -309,7 +309,7 @@ int pool_seg_open(const char *name, int flags, mode_t mode, char *why, size_t le
 	int fd = shm_open(name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 	int ret;
 
-	if (fd < 0 && errno != ENOENT) { /* a symlink (ELOOP), directory, FIFO...? */
+	if (fd < 0 && errno != ENOENT && errno != EACCES) { /* symlink (ELOOP), dir, FIFO? */
 		int err = errno;
 
 		snprintf(path, sizeof(path), "/dev/shm%s", name);

@@ -535,13 +535,15 @@ int stream_flush_below(struct stream *st, uint32_t owner, uint64_t before_ns, ui
 uint32_t stream_dirty(struct stream *st)
 {
 	struct pool_file *pf;
+	uint32_t n;
 
 	pthread_mutex_lock(&st->lock);
 	pf = st->pf;
 	pthread_mutex_unlock(&st->lock);
+	n = pool_file_dirty(pf); /* may be what meets the SIGBUS: look after it */
 	if (pool_broken(st->pool))
 		return pool_file_lost(pf, false); /* to be reported by the next flush */
-	return pool_file_dirty(pf);
+	return n;
 }
 
 int stream_grown(struct stream *st, uint64_t off, uint64_t size)
