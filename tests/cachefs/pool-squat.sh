@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # pool-squat.sh: a pool segment squatted by another user is not our pool
-# (issue #12, item 2). User nobody creates the segment first, under the name
-# root's mount will use, with mode 0666 (what a user could then read root's
-# cached bytes from, and write bytes root's readers would be served):
+# (issue #12, item 2). User nobody creates the pool first (accel warm), under
+# the name root's mount will use, and makes it 0666: a valid pool, which root's
+# daemon used to attach to, so that nobody could read root's cached bytes from
+# it and write bytes root's readers would be served:
 #  - the mount is refused: exit 1, one line naming the segment, its owner and
 #    mode and the fix, nothing mounted, the segment left exactly as it was;
 #  - the same for a symlink and a FIFO planted under the pool's name;
@@ -19,6 +20,11 @@ cfs_init
 command -v setpriv >/dev/null || skip "setpriv is not installed"
 mkdir m
 echo data >src/f
+echo public >pub
+# as_nobody CMD...: run CMD as user nobody, with umask 0
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'umask 0; exec "$@"' sh "$@"
+}
 
 # refused WHAT REGEX [PREFIX-COMMAND...] -- ACCELFS-OPTIONS (as pool-mode.sh)
 refused() {
@@ -41,8 +47,8 @@ refused() {
 
 cfs_pool squat
 seg=/dev/shm$POOL
-setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "umask 0; head -c 1048576 /dev/urandom >$seg" ||
-	fail "nobody cannot create $seg"
+as_nobody "$ACCEL" warm -q --pool "$POOL" "$PWD/pub" && as_nobody chmod 666 "$seg" ||
+	fail "nobody cannot create the pool $seg"
 [ "$(stat -c %u:%a "$seg")" = 65534:666 ] || fail "squatted segment is $(stat -c %u:%a "$seg")"
 sum=$(sha256sum <"$seg")
 refused "segment of nobody, mode 0666" \
@@ -79,20 +85,24 @@ echo "ok: accel pool --reset removes it"
 if unshare -m true 2>/dev/null; then
 	ACCEL_MNTS="$ACCEL_MNTS $PWD/m"
 	cat >squat-default.sh <<'EOS'
-mount -t tmpfs -o size=16m tmpfs /dev/shm || exit 3
-setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'umask 0; : >/dev/shm/accelfs-default'
+mount -t tmpfs -o size=128m tmpfs /dev/shm || exit 3
+setpriv --reuid=65534 --regid=65534 --clear-groups sh -c \
+	'umask 0; "$0" warm -q --pool /accelfs-default "$1" && chmod 666 /dev/shm/accelfs-default' \
+	"$ACCEL" "$PWD/pub" || exit 7
+sha256sum </dev/shm/accelfs-default >sum.before
 "$@" 2>err || exit 4
 cat /proc/self/mountinfo | grep -q " $2 " || exit 5
 cat "$2/f" >out || exit 6
 fusermount3 -u "$2"
-stat -c %u:%a:%s /dev/shm/accelfs-default >seg
+stat -c %u:%a /dev/shm/accelfs-default >seg
+sha256sum </dev/shm/accelfs-default | cmp -s - sum.before || echo changed >>seg
 EOS
-	timeout 30 unshare -m sh squat-default.sh "$ACCELFS" "$PWD/src" "$PWD/m" ||
+	ACCEL="$ACCEL" timeout 30 unshare -m sh squat-default.sh "$ACCELFS" "$PWD/src" "$PWD/m" ||
 		{ cat err; fail "default pool squatted: the mount failed (exit $?)"; }
 	grep -q "^accelfs: warning: pool /dev/shm/accelfs-default: owned by uid 65534 mode 0666.*running without global buffers" err ||
 		{ cat err; fail "default pool squatted: no warning naming it"; }
 	[ "$(cat out)" = data ] || fail "default pool squatted: wrong data"
-	[ "$(cat seg)" = 65534:666:0 ] || fail "default pool squatted: segment changed: $(cat seg)"
+	[ "$(cat seg)" = 65534:666 ] || fail "default pool squatted: segment changed: $(cat seg)"
 	echo "ok: a squatted default pool: $(cat err)"
 else
 	echo "NOTE: no private mount namespace (unshare -m); squatted default pool not tested"
