@@ -307,7 +307,10 @@ int stream_write_begin(struct stream *st, uint64_t off, size_t len)
 	ret = pool_write_begin(st->pf, off, len);
 	pthread_mutex_unlock(&st->lock);
 	/* -ETIMEDOUT: buckets stay that another mount could serve: no write */
-	return ret == -EIO && pool_broken(st->pool) ? 0 : give_up(st, ret);
+	if (ret == -EIO && pool_broken(st->pool))
+		return 0;
+	ret = give_up(st, ret);
+	return ret == -ETIMEDOUT ? -EIO : ret;
 }
 
 int stream_write_end(struct stream *st, uint64_t off, ssize_t res)

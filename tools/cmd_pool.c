@@ -46,7 +46,7 @@ static void help(void)
 	       "user's daemons use, /accelfs-default for root, /accelfs-default-UID else).\n"
 	       "NAME is a shared-memory name, \"/name\" or \"name\" (/dev/shm/name).\n\n"
 	       "  --list        list the accelfs pools in /dev/shm and whether this\n"
-	       "                version of accelfs can use them\n"
+	       "                version of accelfs can use them (untrusted: not ours)\n"
 	       "  --reset NAME  remove pool NAME (incompatible, corrupt, or to be\n"
 	       "                recreated with another size at the next mount); refused\n"
 	       "                while processes have it mapped\n"
