@@ -243,6 +243,13 @@ static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t
 	int level = 2;
 	ssize_t ret;
 
+	if (bypass(st)) { /* whole buckets still: @fn may need aligned reads (O_DIRECT) */
+		t.busy = true;
+		pthread_mutex_lock(&st->lock);
+		pf = st->pf;
+		pthread_mutex_unlock(&st->lock);
+		return read_backend(st, pf, &t, bucket, buf, off, len, fn, arg);
+	}
 	pthread_mutex_lock(&st->lock);
 	ret = pool_ticket_get(st->pf, &t);
 	if (ret == -ESTALE && !(ret = reopen(st)))
@@ -275,8 +282,6 @@ ssize_t stream_read(struct stream *st, void *buf, size_t len, uint64_t off, stre
 	uint8_t *p = buf;
 	size_t done = 0;
 
-	if (bypass(st))
-		return fn(arg, buf, len, off);
 	while (done < len) {
 		uint64_t bucket = off / st->bsize;
 		size_t boff = off % st->bsize;
