@@ -50,7 +50,9 @@ static void buf_end(struct pool_buf *b, uint32_t seq)
 	STORE_REL(&b->seq, seq);
 }
 
-/* Shard lock held: the buffer holding the key, or POOL_NONE; -EUCLEAN on a bad chain. */
+/* Shard lock held: the buffer holding the key, or POOL_NONE; -EUCLEAN on a bad chain
+ * or a descriptor no writer could have made (len beyond the bucket: every user
+ * of the result copies or zeroes up to len). */
 static int lookup_locked(struct pool *pool, uint32_t s, uint32_t file, uint32_t epoch,
 			 uint64_t bucket, uint32_t *out)
 {
@@ -60,8 +62,11 @@ static int lookup_locked(struct pool *pool, uint32_t s, uint32_t file, uint32_t 
 		if (!pool_buf_in_shard(pool, idx, s) || steps >= pool->per_shard)
 			return -EUCLEAN;
 		if (pool->bufs[idx].state == POOL_BUF_VALID &&
-		    buf_matches(&pool->bufs[idx], file, epoch, bucket))
+		    buf_matches(&pool->bufs[idx], file, epoch, bucket)) {
+			if (pool->bufs[idx].len > pool->bsize)
+				return -EUCLEAN;
 			break;
+		}
 		idx = pool->bufs[idx].next;
 	}
 	*out = idx;
@@ -472,6 +477,15 @@ static void truncate_buf(struct pool *pool, uint32_t idx, uint64_t size)
 	}
 }
 
+/* Shard lock held: truncate_buf(), unless the descriptor is damaged (len). */
+static void truncate_or_drop(struct pool *pool, uint32_t idx, uint64_t size)
+{
+	if (pool->bufs[idx].len > pool->bsize)
+		pool_buf_drop(pool, idx);
+	else
+		truncate_buf(pool, idx, size);
+}
+
 int pool_truncate(struct pool_file *pf, uint64_t size)
 {
 	struct pool *pool = pf->pool;
@@ -493,7 +507,7 @@ int pool_truncate(struct pool_file *pf, uint64_t size)
 		for (uint32_t i = first; i < first + pool->per_shard; i++)
 			if (pool->bufs[i].state == POOL_BUF_VALID &&
 			    pool->bufs[i].file == pf->slot && pool->bufs[i].epoch == epoch)
-				truncate_buf(pool, i, size);
+				truncate_or_drop(pool, i, size);
 		pool_shard_unlock(pool, s);
 	}
 	pool_file_deferred_clamp(pf, size);
