@@ -404,7 +404,34 @@ static int validate(const struct pool_config *cfg, const char *name, const struc
 	return 0;
 }
 
-/* Wait (bounded) for a creator to finish, then map and validate. */
+/*
+ * One look at @fd under a shared flock: mapped with the magic in place (0),
+ * -EAGAIN (being built, or its creator holds the flock), -EPROTO (not ours).
+ * LOCK_NB: a creator stopped mid-way must not hold us beyond the bound.
+ */
+static int try_map(const struct pool_config *cfg, const char *name, int fd, struct pool *pool,
+		   bool readonly, struct stat *st)
+{
+	int ret = -EAGAIN;
+
+	if (flock(fd, LOCK_SH | LOCK_NB))
+		return errno == EWOULDBLOCK ? -EAGAIN
+					    : fail(cfg, errno, "%s: %s", name, strerror(errno));
+	if (fstat(fd, st))
+		ret = fail(cfg, errno, "%s: %s", name, strerror(errno));
+	else if ((uint64_t)st->st_size >= sizeof(struct pool_header))
+		ret = map_pool(pool, fd, (size_t)st->st_size, readonly);
+	if (!ret && LOAD_ACQ(&((struct pool_header *)pool->base)->magic) != POOL_MAGIC) {
+		/* magic 0: still being built (or its creator died); else: not ours */
+		ret = ((struct pool_header *)pool->base)->magic ? -EPROTO : -EAGAIN;
+		munmap(pool->base, pool->size);
+		pool->base = NULL;
+	}
+	flock(fd, LOCK_UN);
+	return ret;
+}
+
+/* Open and check the segment, wait (bounded) for a creator to finish, map, validate. */
 static int attach(const struct pool_config *cfg, const char *name, struct pool *pool, bool readonly)
 {
 	struct stat st;
@@ -413,33 +440,9 @@ static int attach(const struct pool_config *cfg, const char *name, struct pool *
 	fd = pool_seg_open(name, readonly ? O_RDONLY : O_RDWR, cfg->mode, cfg->err, cfg->errlen);
 	if (fd < 0)
 		return fd;
-	for (int ms = 0; ms < ATTACH_WAIT_MS && ret == -EAGAIN; ms++) {
-		/* LOCK_NB: a creator stopped mid-way must not hold us beyond the bound */
-		if (flock(fd, LOCK_SH | LOCK_NB)) {
-			ret = errno == EWOULDBLOCK
-				  ? -EAGAIN
-				  : fail(cfg, errno, "%s: %s", name, strerror(errno));
-			if (ret == -EAGAIN)
-				usleep(1000);
-			continue;
-		}
-		if (fstat(fd, &st)) {
-			ret = fail(cfg, errno, "%s: %s", name, strerror(errno));
-			break;
-		}
-		ret = -EAGAIN;
-		if ((uint64_t)st.st_size >= sizeof(struct pool_header))
-			ret = map_pool(pool, fd, (size_t)st.st_size, readonly);
-		if (!ret && LOAD_ACQ(&((struct pool_header *)pool->base)->magic) != POOL_MAGIC) {
-			/* magic 0: still being built (or its creator died); else: not ours */
-			ret = ((struct pool_header *)pool->base)->magic ? -EPROTO : -EAGAIN;
-			munmap(pool->base, pool->size);
-			pool->base = NULL;
-		}
-		flock(fd, LOCK_UN);
-		if (ret == -EAGAIN)
+	for (int ms = 0; ms < ATTACH_WAIT_MS && ret == -EAGAIN; ms++)
+		if ((ret = try_map(cfg, name, fd, pool, readonly, &st)) == -EAGAIN)
 			usleep(1000);
-	}
 	close(fd);
 	if (ret == -EPROTO)
 		return fail(cfg, EPROTO, "%s: not an accelfs pool (bad magic)", name);
