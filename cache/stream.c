@@ -537,7 +537,9 @@ int stream_flush_below(struct stream *st, uint32_t owner, uint64_t before_ns, ui
 			break;
 		err = flush_batch(st, pf, list, n, st->flushbuf, owner, fn, arg);
 	}
-	return err ? err : n < 0 ? n : 0;
+	if (!err && n < 0)
+		err = n;
+	return err == -ETIMEDOUT ? -EIO : err; /* a stuck pool lock: kept dirty, retried */
 }
 
 uint32_t stream_dirty(struct stream *st)
