@@ -238,6 +238,42 @@ static void test_stopped_holder(void)
 	pool_close(pool);
 }
 
+/* The files lock held by a stopped process: opens give up within the bound. */
+static void test_stopped_files_lock(void)
+{
+	const char *name = ct_name("stopfiles");
+	struct pool *pool = ct_open(name, BS, 64);
+	struct pool_file_id id = ct_id(2, BS);
+	struct pool_file *pf = NULL;
+	struct pool_stats st;
+	int status;
+	double t0;
+	pid_t pid;
+
+	CU_ASSERT_FATAL(pool != NULL);
+	pid = fork();
+	if (pid == 0) {
+		if (pool_files_lock(pool))
+			_exit(1);
+		raise(SIGSTOP);
+		pool_files_unlock(pool);
+		_exit(0);
+	}
+	CU_ASSERT_FATAL(pid > 0 && waitpid(pid, &status, WUNTRACED) == pid && WIFSTOPPED(status));
+	t0 = now_s();
+	CU_ASSERT_EQUAL(pool_file_get(pool, &id, "y", 0, &pf), -ETIMEDOUT);
+	CU_ASSERT(now_s() - t0 >= 1.5 && now_s() - t0 < 3.5);
+	t0 = now_s();
+	CU_ASSERT_EQUAL(pool_file_get(pool, &id, "y", 0, &pf), -ETIMEDOUT);
+	CU_ASSERT(now_s() - t0 < 0.5);
+	CU_ASSERT(pool_stats_get(pool, &st) == 0 && st.c[POOL_C_LOCK_TIMEOUTS] >= 2);
+	kill(pid, SIGCONT);
+	CU_ASSERT(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CU_ASSERT_EQUAL(pool_file_get(pool, &id, "y", 0, &pf), 0);
+	pool_file_put(pf);
+	pool_close(pool);
+}
+
 static void test_truncated(void)
 {
 	const char *name = ct_name("trunc");
@@ -286,6 +322,7 @@ int main(void)
 	CU_add_test(s, "directory in /dev/shm", test_directory);
 	CU_add_test(s, "segment shorter than a header", test_too_small);
 	CU_add_test(s, "lock held by a stopped process", test_stopped_holder);
+	CU_add_test(s, "files lock held by a stopped process", test_stopped_files_lock);
 	CU_add_test(s, "segment truncated under the mapping", test_truncated);
 	return ct_run();
 }
