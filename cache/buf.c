@@ -50,7 +50,9 @@ static void buf_end(struct pool_buf *b, uint32_t seq)
 	STORE_REL(&b->seq, seq);
 }
 
-/* Shard lock held: the buffer holding the key, or POOL_NONE; -EUCLEAN on a bad chain. */
+/* Shard lock held: the buffer holding the key, or POOL_NONE; -EUCLEAN on a bad chain
+ * or a descriptor no writer could have made (len beyond the bucket: every user
+ * of the result copies or zeroes up to len). */
 static int lookup_locked(struct pool *pool, uint32_t s, uint32_t file, uint32_t epoch,
 			 uint64_t bucket, uint32_t *out)
 {
@@ -60,8 +62,11 @@ static int lookup_locked(struct pool *pool, uint32_t s, uint32_t file, uint32_t 
 		if (!pool_buf_in_shard(pool, idx, s) || steps >= pool->per_shard)
 			return -EUCLEAN;
 		if (pool->bufs[idx].state == POOL_BUF_VALID &&
-		    buf_matches(&pool->bufs[idx], file, epoch, bucket))
+		    buf_matches(&pool->bufs[idx], file, epoch, bucket)) {
+			if (pool->bufs[idx].len > pool->bsize)
+				return -EUCLEAN;
 			break;
+		}
 		idx = pool->bufs[idx].next;
 	}
 	*out = idx;
@@ -203,7 +208,11 @@ static void buf_install(struct pool *pool, uint32_t idx, struct pool_file *pf, u
 
 static int file_check(struct pool_file *pf)
 {
-	return LOAD_ACQ(&pool_fslot(pf)->idgen) == pf->idgen ? 0 : -ESTALE;
+	if (pool_is_broken(pf->pool))
+		return -EIO;
+	if (LOAD_ACQ(&pool_fslot(pf)->idgen) == pf->idgen)
+		return 0;
+	return pool_is_broken(pf->pool) ? -EIO : -ESTALE; /* the load may have met SIGBUS */
 }
 
 /* Copy out of buffer @b if it still holds the key; -EAGAIN if it moved (I2). */
@@ -301,6 +310,8 @@ ssize_t pool_read(struct pool_file *pf, uint64_t bucket, void *buf, size_t off, 
 	}
 	if (ret == -EAGAIN)
 		ret = read_locked(pool, s, pf->slot, epoch, bucket, buf, off, len);
+	if (pool_is_broken(pool))
+		return -EIO; /* the copy may hold the zeros that replaced the segment */
 	if (ret >= 0)
 		pool_count(pf, bucket, POOL_C_GLOBAL_HITS, 1);
 	return ret;
@@ -323,6 +334,8 @@ int pool_fill_flags(struct pool_file *pf, const struct pool_ticket *t, uint64_t 
 		return ret;
 	if (len > pool->bsize || (!data && len))
 		return -EINVAL;
+	if (t->busy)
+		return 0; /* I5: not worth a lock (and a stuck one's wait) to refuse */
 	ret = pool_shard_lock(pool, s);
 	if (ret)
 		return ret;
@@ -368,6 +381,20 @@ bool pool_fslot_write_busy(struct pool_fslot *fs)
 	return now < lease && lease - now <= POOL_WRITE_LEASE_NS;
 }
 
+/*
+ * A bucket to drop is behind a lock we could not get (error @err): make every
+ * buffer of the file unreachable instead, which needs no shard lock (I4).
+ * Refused while the file has dirty buffers (I8): then the caller must not
+ * change SOURCE, or other readers would keep the old bytes.
+ */
+static int drop_all(struct pool_file *pf, int err)
+{
+	if (err == -EIO || pool_fslot_bump_clean(pool_fslot(pf)))
+		return err;
+	pool_count(pf, 0, POOL_C_INVALIDATIONS, 1);
+	return 0;
+}
+
 int pool_write_begin(struct pool_file *pf, uint64_t off, uint64_t len)
 {
 	return pool_write_begin_mode(pf, off, len, false);
@@ -395,8 +422,8 @@ int pool_write_begin_mode(struct pool_file *pf, uint64_t off, uint64_t len, bool
 	for (uint64_t b = first; len && !keep && b <= last; b++) {
 		uint32_t s = pool_shard_of(pool, pf->slot, b), idx;
 
-		if (pool_shard_lock(pool, s))
-			return -ENOTRECOVERABLE;
+		if ((ret = pool_shard_lock(pool, s)))
+			return drop_all(pf, ret);
 		idx = lookup_or_repair(pool, s, pf->slot, epoch, b);
 		if (idx != POOL_NONE && !(pool->bufs[idx].flags & POOL_BUF_F_DIRTY)) {
 			pool_buf_drop(pool, idx);
@@ -450,6 +477,15 @@ static void truncate_buf(struct pool *pool, uint32_t idx, uint64_t size)
 	}
 }
 
+/* Shard lock held: truncate_buf(), unless the descriptor is damaged (len). */
+static void truncate_or_drop(struct pool *pool, uint32_t idx, uint64_t size)
+{
+	if (pool->bufs[idx].len > pool->bsize)
+		pool_buf_drop(pool, idx);
+	else
+		truncate_buf(pool, idx, size);
+}
+
 int pool_truncate(struct pool_file *pf, uint64_t size)
 {
 	struct pool *pool = pf->pool;
@@ -466,12 +502,12 @@ int pool_truncate(struct pool_file *pf, uint64_t size)
 	for (uint32_t s = 0; s < pool->nshards; s++) {
 		uint32_t first = s * pool->per_shard;
 
-		if (pool_shard_lock(pool, s))
-			return -ENOTRECOVERABLE;
+		if ((ret = pool_shard_lock(pool, s)))
+			return drop_all(pf, ret);
 		for (uint32_t i = first; i < first + pool->per_shard; i++)
 			if (pool->bufs[i].state == POOL_BUF_VALID &&
 			    pool->bufs[i].file == pf->slot && pool->bufs[i].epoch == epoch)
-				truncate_buf(pool, i, size);
+				truncate_or_drop(pool, i, size);
 		pool_shard_unlock(pool, s);
 	}
 	pool_file_deferred_clamp(pf, size);
@@ -515,9 +551,12 @@ bool pool_has(struct pool_file *pf, uint64_t bucket)
 {
 	struct pool *pool = pf->pool;
 	uint32_t s = pool_shard_of(pool, pf->slot, bucket);
-	uint32_t epoch = pool_epoch_of(LOAD_ACQ(&pool_fslot(pf)->residency));
-	uint32_t idx = LOAD_ACQ(pool_chain_of(pool, pf->slot, bucket));
+	uint32_t epoch, idx;
 
+	if (pool_is_broken(pool))
+		return false;
+	epoch = pool_epoch_of(LOAD_ACQ(&pool_fslot(pf)->residency));
+	idx = LOAD_ACQ(pool_chain_of(pool, pf->slot, bucket));
 	/* a racy walk: a wrong answer costs one needless or one missing prefetch */
 	for (uint32_t steps = 0; idx != POOL_NONE && steps < pool->per_shard; steps++) {
 		if (!pool_buf_in_shard(pool, idx, s))

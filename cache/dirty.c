@@ -75,14 +75,14 @@ int pool_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *d
 	struct pool_fslot *fs = pool_fslot(pf);
 	uint32_t s = pool_shard_of(pool, pf->slot, bucket), idx, epoch;
 	bool whole = boff == 0 && len == pool->bsize;
-	int ret = pool_file_check(pf);
+	int err, ret = pool_file_check(pf);
 
 	if (ret)
 		return ret;
 	if (boff >= pool->bsize || len > pool->bsize - boff || !len || baselen > pool->bsize)
 		return -EINVAL;
-	if (pool_shard_lock(pool, s))
-		return -ENOTRECOVERABLE;
+	if ((err = pool_shard_lock(pool, s)))
+		return err;
 	epoch = pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST));
 	idx = pool_buf_lookup(pool, s, pf->slot, epoch, bucket);
 	if (idx != POOL_NONE && !whole && !(pool->bufs[idx].flags & POOL_BUF_F_DIRTY) &&
@@ -123,6 +123,8 @@ int pool_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *d
 		}
 	}
 	pool_shard_unlock(pool, s);
+	if (ret == 1 || ret == 2) /* ours to write back: a lost pool must be reported */
+		__atomic_store_n(&pool->our_dirty[pf->slot], 1, __ATOMIC_RELAXED);
 	return ret;
 }
 
@@ -147,13 +149,13 @@ static int list_by_bucket(struct pool_file *pf, uint32_t owner, uint64_t before_
 			  uint64_t nb, struct pool_dirty *out, int max, uint32_t *seen)
 {
 	struct pool *pool = pf->pool;
-	int n = 0;
+	int n = 0, err;
 
 	for (uint64_t bucket = 0; bucket < nb; bucket++) {
 		uint32_t s = pool_shard_of(pool, pf->slot, bucket), idx;
 
-		if (pool_shard_lock(pool, s))
-			return -ENOTRECOVERABLE;
+		if ((err = pool_shard_lock(pool, s)))
+			return err;
 		idx = pool_buf_lookup(pool, s, pf->slot, epoch, bucket);
 		if (idx != POOL_NONE && (pool->bufs[idx].flags & POOL_BUF_F_DIRTY)) {
 			(*seen)++;
@@ -181,13 +183,15 @@ int pool_dirty_list(struct pool_file *pf, uint32_t owner, uint64_t before_ns,
 	struct pool_fslot *fs = pool_fslot(pf);
 	uint32_t epoch, ndirty;
 	uint64_t end, nb;
-	int n = 0;
+	int n = 0, err = pool_file_check(pf);
 
-	if (pool_file_check(pf))
-		return -ESTALE;
+	if (err)
+		return err;
 	ndirty = pool_fslot_ndirty(fs);
-	if (!ndirty)
+	if (!ndirty) {
+		__atomic_store_n(&pool->our_dirty[pf->slot], 0, __ATOMIC_RELAXED);
 		return 0;
+	}
 	epoch = pool_epoch_of(LOAD_ACQ(&fs->residency));
 	end = LOAD_ACQ(&fs->dsize);
 	nb = (end + pool->bsize - 1) >> pool->bshift;
@@ -230,11 +234,12 @@ ssize_t pool_dirty_copy(struct pool_file *pf, struct pool_dirty *d, uint32_t own
 	struct pool *pool = pf->pool;
 	uint32_t s = pool_shard_of(pool, pf->slot, d->bucket), idx;
 	ssize_t ret = 0;
+	int err = pool_file_check(pf);
 
-	if (pool_file_check(pf))
-		return -ESTALE;
-	if (pool_shard_lock(pool, s))
-		return -ENOTRECOVERABLE;
+	if (err)
+		return err;
+	if ((err = pool_shard_lock(pool, s)))
+		return err;
 	idx = find_dirty(pf, s, d->bucket, owner);
 	if (idx != POOL_NONE) {
 		struct pool_buf *b = &pool->bufs[idx];
@@ -255,6 +260,8 @@ ssize_t pool_dirty_copy(struct pool_file *pf, struct pool_dirty *d, uint32_t own
 		}
 	}
 	pool_shard_unlock(pool, s);
+	if (pool_is_broken(pool))
+		return -EIO; /* the copy may hold the zeros that replaced the segment */
 	return ret;
 }
 
@@ -262,12 +269,12 @@ int pool_dirty_clean(struct pool_file *pf, const struct pool_dirty *d, uint32_t 
 {
 	struct pool *pool = pf->pool;
 	uint32_t s = pool_shard_of(pool, pf->slot, d->bucket), idx;
-	int ret = 0;
+	int ret = 0, err = pool_file_check(pf);
 
-	if (pool_file_check(pf))
-		return -ESTALE;
-	if (pool_shard_lock(pool, s))
-		return -ENOTRECOVERABLE;
+	if (err)
+		return err;
+	if ((err = pool_shard_lock(pool, s)))
+		return err;
 	idx = find_dirty(pf, s, d->bucket, owner);
 	if (idx != POOL_NONE && pool->bufs[idx].seq == d->seq) {
 		struct pool_buf *b = &pool->bufs[idx];
@@ -291,10 +298,12 @@ uint32_t pool_file_dirty(struct pool_file *pf)
 int pool_reap_dead_slot(struct pool *pool, uint32_t only)
 {
 	uint32_t me = (uint32_t)getpid(), last_dead = 0, last_live = me;
-	int reaped = 0;
+	int reaped = 0, err;
 
 	if (pool->readonly)
 		return -EROFS;
+	if (pool_is_broken(pool))
+		return -EIO;
 	for (uint32_t i = 0; i < pool->nbufs; i++) {
 		struct pool_buf *b = &pool->bufs[i];
 		uint32_t owner = LOAD(&b->owner), s = i / pool->per_shard;
@@ -307,8 +316,8 @@ int pool_reap_dead_slot(struct pool *pool, uint32_t only)
 			continue;
 		}
 		last_dead = owner;
-		if (pool_shard_lock(pool, s))
-			return -ENOTRECOVERABLE;
+		if ((err = pool_shard_lock(pool, s)))
+			return err;
 		if (b->state == POOL_BUF_VALID && (b->flags & POOL_BUF_F_DIRTY) &&
 		    b->owner == owner && (only == POOL_NONE || b->file == only)) {
 			uint32_t file = b->file;
@@ -366,7 +375,7 @@ bool pool_file_deferred_peek(struct pool *pool, uint64_t dev, uint64_t ino, uint
 	const struct pool_fslot *fs;
 	uint32_t gen;
 
-	if (f == POOL_NONE)
+	if (pool_is_broken(pool) || f == POOL_NONE)
 		return false;
 	fs = &pool->files[f];
 	gen = LOAD_ACQ(&fs->idgen);
@@ -383,13 +392,13 @@ int pool_dirty_discard(struct pool_file *pf, uint32_t owner)
 {
 	struct pool *pool = pf->pool;
 	struct pool_dirty d;
-	int n = 0;
+	int n = 0, err;
 
 	while (pool_dirty_list(pf, owner, UINT64_MAX, &d, 1) == 1) {
 		uint32_t s = pool_shard_of(pool, pf->slot, d.bucket), idx;
 
-		if (pool_shard_lock(pool, s))
-			return -ENOTRECOVERABLE;
+		if ((err = pool_shard_lock(pool, s)))
+			return err;
 		idx = find_dirty(pf, s, d.bucket, owner);
 		if (idx != POOL_NONE) {
 			pool_buf_drop(pool, idx);
@@ -414,8 +423,8 @@ int pool_bucket_grown(struct pool_file *pf, uint64_t bucket, size_t len)
 		return ret;
 	if (len > pool->bsize)
 		len = pool->bsize;
-	if (pool_shard_lock(pool, s))
-		return -ENOTRECOVERABLE;
+	if ((ret = pool_shard_lock(pool, s)))
+		return ret == -EIO ? ret : pool_fslot_bump_clean(pool_fslot(pf)) ?: 1;
 	epoch = pool_epoch_of(LOAD_ACQ(&pool_fslot(pf)->residency));
 	idx = pool_buf_lookup(pool, s, pf->slot, epoch, bucket);
 	if (idx != POOL_NONE && pool->bufs[idx].len < len) {
@@ -440,4 +449,14 @@ void pool_file_flag(struct pool_file *pf, uint32_t flag)
 {
 	if (!pool_file_check(pf))
 		__atomic_fetch_or(&pool_fslot(pf)->flags, flag, __ATOMIC_RELAXED);
+}
+
+bool pool_file_lost(struct pool_file *pf, bool clear)
+{
+	uint8_t *mine = &pf->pool->our_dirty[pf->slot];
+
+	if (!pool_is_broken(pf->pool))
+		return false;
+	return clear ? __atomic_exchange_n(mine, 0, __ATOMIC_RELAXED)
+		     : __atomic_load_n(mine, __ATOMIC_RELAXED);
 }

@@ -13,9 +13,19 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pool_i.h"
+#include "shmlock.h"
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 struct pool_fslot *pool_fslot(struct pool_file *pf)
 {
@@ -106,11 +116,13 @@ void pool_fslot_bump_epoch(struct pool_fslot *fs)
  * word is claimed from "no dirty buffer, nobody bumping" to our pid first,
  * so no buffer can become dirty under the old epoch while we bump. Another
  * bump under way is waited for (its epoch may predate what we must drop),
- * or finished for it if its process is gone.
+ * or finished for it if its process is gone, for at most SHM_LOCK_WAIT_NS
+ * (a bumper that is stopped is alive): -ETIMEDOUT after that.
  */
 int pool_fslot_bump_clean(struct pool_fslot *fs)
 {
 	uint64_t me = (uint64_t)(uint32_t)getpid() << 32;
+	int64_t until = 0;
 
 	for (;;) {
 		uint64_t old = 0;
@@ -124,6 +136,10 @@ int pool_fslot_bump_clean(struct pool_fslot *fs)
 		    __atomic_compare_exchange_n(&fs->dirty, &old, me, false, __ATOMIC_SEQ_CST,
 						__ATOMIC_RELAXED))
 			break;
+		if (!until)
+			until = mono_ns() + SHM_LOCK_WAIT_NS;
+		else if (mono_ns() > until)
+			return -ETIMEDOUT;
 		sched_yield();
 	}
 	pool_fslot_bump_epoch(fs);
@@ -362,9 +378,11 @@ static int get_locked(struct pool *pool, const struct pool_file_id *id, const ch
 		 * not on SOURCE yet (I8): those buffers are newer than SOURCE. Not
 		 * the buffers of a daemon that died before writing them back: its
 		 * file may be gone and the inode number reused by this one. */
-		if (pool_fslot_bump_clean(&pool->files[f]) == -EBUSY &&
-		    pool_reap_dead_slot(pool, f) > 0)
-			pool_fslot_bump_clean(&pool->files[f]);
+		ret = pool_fslot_bump_clean(&pool->files[f]);
+		if (ret == -EBUSY && pool_reap_dead_slot(pool, f) > 0)
+			ret = pool_fslot_bump_clean(&pool->files[f]);
+		if (ret && ret != -EBUSY)
+			return ret; /* the old buffers are still reachable: do not use them */
 		pool->files[f].validator = pool_file_validator(id);
 	}
 	if (quota && quota_want(pool, quota, id->size) > pool->files[f].reserve)
@@ -457,12 +475,17 @@ int pool_file_revalidate(struct pool_file *pf, const struct pool_file_id *id)
 int pool_invalidate_file(struct pool_file *pf)
 {
 	struct pool_fslot *fs = pool_fslot(pf);
-	uint64_t resident = LOAD(&fs->residency);
+	uint64_t resident;
+	int ret;
 
+	if (pool_is_broken(pf->pool))
+		return -EIO;
+	resident = LOAD(&fs->residency);
 	if (LOAD_ACQ(&fs->idgen) != pf->idgen)
 		return -ESTALE;
-	if (pool_fslot_bump_clean(fs))
-		return -EBUSY; /* I8: flush first */
+	ret = pool_fslot_bump_clean(fs);
+	if (ret)
+		return ret; /* -EBUSY (I8: flush first) or -ETIMEDOUT */
 	pool_count(pf, 0, POOL_C_INVALIDATIONS, (uint32_t)resident);
 	return 0;
 }
@@ -471,6 +494,8 @@ int pool_ticket_get(struct pool_file *pf, struct pool_ticket *t)
 {
 	struct pool_fslot *fs = pool_fslot(pf);
 
+	if (pool_is_broken(pf->pool))
+		return -EIO;
 	if (LOAD_ACQ(&fs->idgen) != pf->idgen)
 		return -ESTALE;
 	/* Epoch before wseq: a bump in between leaves an old epoch, which is harmless. */
@@ -484,7 +509,7 @@ bool pool_ticket_valid(struct pool_file *pf, const struct pool_ticket *t)
 {
 	struct pool_fslot *fs = pool_fslot(pf);
 
-	return LOAD_ACQ(&fs->idgen) == pf->idgen &&
+	return !pool_is_broken(pf->pool) && LOAD_ACQ(&fs->idgen) == pf->idgen &&
 	       __atomic_load_n(&fs->wseq, __ATOMIC_SEQ_CST) == t->wseq &&
 	       pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST)) == t->epoch;
 }

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "mrc.h"
+#include "shmlock.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -419,11 +420,46 @@ static bool inst_sample(const struct view *v, uint64_t key)
 	return true;
 }
 
-/* Take a robust lock; *dead tells that its previous owner died holding it. */
+#define MRC_SUSPECTS 8
+
+static union mrc_mutex *suspects[MRC_SUSPECTS]; /* atomic: locks that timed out here */
+static __thread bool timed_out;			/* this thread gave up a wait */
+
+/* Is @m one that timed out? With @set, note it (true) or forget it (false). */
+static bool suspect(union mrc_mutex *m, int set)
+{
+	for (int i = 0; i < MRC_SUSPECTS; i++) {
+		union mrc_mutex *old = __atomic_load_n(&suspects[i], __ATOMIC_RELAXED);
+
+		if (set < 0 && old == m)
+			return true;
+		if (set == 0 && old == m)
+			__atomic_compare_exchange_n(&suspects[i], &old, NULL, false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		if (set > 0 && !old &&
+		    __atomic_compare_exchange_n(&suspects[i], &old, m, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Take a robust lock; *dead tells that its previous owner died holding it.
+ * Bounded (shmlock.h): a curve is statistics, so a lock held by a stopped
+ * process costs one wait of SHM_LOCK_WAIT_NS, and after that only a try
+ * until it is seen free; the sample is skipped meanwhile.
+ */
 static int lock(union mrc_mutex *m, bool *dead)
 {
-	int ret = pthread_mutex_lock(&m->m);
+	int ret = shm_mutex_lock(&m->m, suspect(m, -1) ? 0 : SHM_LOCK_WAIT_NS);
 
+	if (ret == ETIMEDOUT) {
+		timed_out = true;
+		suspect(m, 1);
+	} else if (ret == 0 || ret == EOWNERDEAD) {
+		suspect(m, 0);
+	}
 	*dead = ret == EOWNERDEAD;
 	if (ret == EOWNERDEAD) {
 		pthread_mutex_consistent(&m->m);
@@ -577,7 +613,7 @@ int mrc_init(void *region, size_t size)
 	return ret;
 }
 
-void mrc_access(void *region, size_t size, uint32_t file_slot, uint32_t file_gen, uint64_t bucket)
+int mrc_access(void *region, size_t size, uint32_t file_slot, uint32_t file_gen, uint64_t bucket)
 {
 	struct mrc_header *h = region;
 	uint64_t key = key_of(file_slot, file_gen, bucket), ident, now;
@@ -585,7 +621,8 @@ void mrc_access(void *region, size_t size, uint32_t file_slot, uint32_t file_gen
 	int f;
 
 	if (!header_ok(region, size) || file_slot >= INT32_MAX)
-		return;
+		return 0;
+	timed_out = false;
 	pv = view_of(region, true, 0);
 	ident = ident_of(file_slot, file_gen);
 	ADD(&h->acc[key % MRC_STRIPES][0], 1);
@@ -601,6 +638,7 @@ void mrc_access(void *region, size_t size, uint32_t file_slot, uint32_t file_gen
 	}
 	if (sample_of(key) < LOAD(&pv.in->thresh))
 		sample(&pv, 0, key, now);
+	return timed_out ? -ETIMEDOUT : 0;
 }
 
 /* Copy instance @v into @out without locking; -EAGAIN if it kept changing. */

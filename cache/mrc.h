@@ -19,7 +19,8 @@
  * bounds-checked, and a region that fails a check is reset, never followed.
  * Each curve has a robust process-shared mutex; only sampled accesses take
  * it (the hash test comes first), and a lock whose owner died resets that
- * curve (it is statistics). Readers take no lock.
+ * curve (it is statistics). A wait for one is bounded (cache/shmlock.h):
+ * past the bound the sample is skipped. Readers take no lock.
  *
  * Curves are kept for up to MRC_FILES files, keyed by (pool file slot,
  * identity generation of the slot); a new generation starts a new curve.
@@ -67,9 +68,11 @@ int mrc_init(void *region, size_t size);
  * mrc_access - record a lookup of bucket @bucket of the file in pool slot
  * @file_slot, identity generation @file_gen. Cheap when not sampled (a hash,
  * a few relaxed loads and adds, no lock); thread- and process-safe. Does
- * nothing if the region is not a valid estimator.
+ * nothing if the region is not a valid estimator. Returns 0, or -ETIMEDOUT
+ * if a curve's lock could not be had within SHM_LOCK_WAIT_NS (cache/shmlock.h;
+ * the sample is skipped: a stopped process holds it).
  */
-void mrc_access(void *region, size_t size, uint32_t file_slot, uint32_t file_gen, uint64_t bucket);
+int mrc_access(void *region, size_t size, uint32_t file_slot, uint32_t file_gen, uint64_t bucket);
 
 /*
  * mrc_file_curve / mrc_pool_curve - snapshot the curve of one file or of the

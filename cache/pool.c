@@ -15,9 +15,14 @@
  * the geometry recomputed from first principles gives the same offsets and
  * the same size as the segment really has. Only then is the geometry copied
  * into the process-local struct pool, the sole source of bounds afterwards.
+ *
+ * Before any of that, the attacher checks whom the segment belongs to (on
+ * the descriptor, so nothing can be swapped in between): a pool somebody
+ * else could write is somebody else's cache of our files, not ours.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,6 +260,76 @@ static int init_pool(struct pool *pool, const struct pool_header *g, const char 
 	return 0;
 }
 
+static const char *type_name(mode_t m)
+{
+	return S_ISREG(m)    ? "a regular file"
+	       : S_ISLNK(m)  ? "a symbolic link"
+	       : S_ISDIR(m)  ? "a directory"
+	       : S_ISFIFO(m) ? "a FIFO"
+			     : "a special file";
+}
+
+/* Is @gid the effective or a supplementary group of this process? */
+static bool our_group(gid_t gid)
+{
+	gid_t groups[256];
+	int n = getgroups(256, groups);
+
+	if (gid == getegid())
+		return true;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+int pool_seg_trusted(const char *name, const struct stat *st, mode_t mode, char *why, size_t len)
+{
+	mode_t allowed = (mode ? mode : 0600) & 0777, m = st->st_mode & 07777;
+	bool owner_ok = st->st_uid == geteuid() || ((allowed & 0070) && our_group(st->st_gid));
+
+	if (S_ISREG(st->st_mode) && owner_ok && !(m & ~allowed))
+		return 0;
+	if (why && len)
+		snprintf(
+		    why, len,
+		    "pool /dev/shm%s: %s%sowned by uid %u mode %04o, not %sby uid %u%s with "
+		    "mode within %04o (remove it: accel pool --reset %s, or choose -o pool=NAME)",
+		    name, S_ISREG(st->st_mode) ? "" : type_name(st->st_mode),
+		    S_ISREG(st->st_mode) ? "" : ", ", (unsigned int)st->st_uid, (unsigned int)m,
+		    S_ISREG(st->st_mode) ? "" : "a regular file owned ", (unsigned int)geteuid(),
+		    allowed & 0070 ? " or a group of ours" : "", (unsigned int)allowed, name + 1);
+	return -EPERM;
+}
+
+int pool_seg_open(const char *name, int flags, mode_t mode, char *why, size_t len)
+{
+	char path[POOL_NAME_LEN + 16];
+	struct stat st;
+	int fd = shm_open(name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+	int ret;
+
+	if (fd < 0 && errno != ENOENT && errno != EACCES) { /* symlink (ELOOP), dir, FIFO? */
+		int err = errno;
+
+		snprintf(path, sizeof(path), "/dev/shm%s", name);
+		if (!lstat(path, &st) && pool_seg_trusted(name, &st, mode, why, len))
+			return -EPERM;
+		errno = err;
+	}
+	if (fd < 0) {
+		if (why && len)
+			snprintf(why, len, "%s: %s", name, strerror(errno));
+		return -errno;
+	}
+	ret = fstat(fd, &st) ? -errno : pool_seg_trusted(name, &st, mode, why, len);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
 static int create(const struct pool_config *cfg, const char *name, struct pool *pool)
 {
 	struct pool_header g = { 0 };
@@ -265,7 +340,7 @@ static int create(const struct pool_config *cfg, const char *name, struct pool *
 	ret = plan(cfg, &g);
 	if (!ret)
 		ret = check_limits(cfg, g.total_size);
-	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, mode);
+	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno; /* -EEXIST: attach instead */
 	if (ret)
@@ -329,33 +404,45 @@ static int validate(const struct pool_config *cfg, const char *name, const struc
 	return 0;
 }
 
-/* Wait (bounded) for a creator to finish, then map and validate. */
+/*
+ * One look at @fd under a shared flock: mapped with the magic in place (0),
+ * -EAGAIN (being built, or its creator holds the flock), -EPROTO (not ours).
+ * LOCK_NB: a creator stopped mid-way must not hold us beyond the bound.
+ */
+static int try_map(const struct pool_config *cfg, const char *name, int fd, struct pool *pool,
+		   bool readonly, struct stat *st)
+{
+	int ret = -EAGAIN;
+
+	if (flock(fd, LOCK_SH | LOCK_NB))
+		return errno == EWOULDBLOCK ? -EAGAIN
+					    : fail(cfg, errno, "%s: %s", name, strerror(errno));
+	if (fstat(fd, st))
+		ret = fail(cfg, errno, "%s: %s", name, strerror(errno));
+	else if ((uint64_t)st->st_size >= sizeof(struct pool_header))
+		ret = map_pool(pool, fd, (size_t)st->st_size, readonly);
+	if (!ret && LOAD_ACQ(&((struct pool_header *)pool->base)->magic) != POOL_MAGIC) {
+		/* magic 0: still being built (or its creator died); else: not ours */
+		ret = ((struct pool_header *)pool->base)->magic ? -EPROTO : -EAGAIN;
+		munmap(pool->base, pool->size);
+		pool->base = NULL;
+	}
+	flock(fd, LOCK_UN);
+	return ret;
+}
+
+/* Open and check the segment, wait (bounded) for a creator to finish, map, validate. */
 static int attach(const struct pool_config *cfg, const char *name, struct pool *pool, bool readonly)
 {
 	struct stat st;
 	int fd, ret = -EAGAIN;
 
-	fd = shm_open(name, readonly ? O_RDONLY : O_RDWR, 0);
+	fd = pool_seg_open(name, readonly ? O_RDONLY : O_RDWR, cfg->mode, cfg->err, cfg->errlen);
 	if (fd < 0)
-		return fail(cfg, errno, "%s: %s", name, strerror(errno));
-	for (int ms = 0; ms < ATTACH_WAIT_MS && ret == -EAGAIN; ms++) {
-		if (flock(fd, LOCK_SH) || fstat(fd, &st)) {
-			ret = fail(cfg, errno, "%s: %s", name, strerror(errno));
-			break;
-		}
-		ret = -EAGAIN;
-		if ((uint64_t)st.st_size >= sizeof(struct pool_header))
-			ret = map_pool(pool, fd, (size_t)st.st_size, readonly);
-		if (!ret && LOAD_ACQ(&((struct pool_header *)pool->base)->magic) != POOL_MAGIC) {
-			/* magic 0: still being built (or its creator died); else: not ours */
-			ret = ((struct pool_header *)pool->base)->magic ? -EPROTO : -EAGAIN;
-			munmap(pool->base, pool->size);
-			pool->base = NULL;
-		}
-		flock(fd, LOCK_UN);
-		if (ret == -EAGAIN)
+		return fd;
+	for (int ms = 0; ms < ATTACH_WAIT_MS && ret == -EAGAIN; ms++)
+		if ((ret = try_map(cfg, name, fd, pool, readonly, &st)) == -EAGAIN)
 			usleep(1000);
-	}
 	close(fd);
 	if (ret == -EPROTO)
 		return fail(cfg, EPROTO, "%s: not an accelfs pool (bad magic)", name);
@@ -405,6 +492,15 @@ static int open_common(const struct pool_config *cfg, bool readonly, struct pool
 			cfg->err[0] = '\0';
 		ret = attach(cfg, name, pool, readonly);
 	}
+	if (!ret) {
+		/* process-local: which locks timed out here, which slots we dirtied */
+		pool->suspect = calloc(pool->nshards + 1, 1);
+		pool->our_dirty = calloc(pool->nfiles, 1);
+		if (!pool->suspect || !pool->our_dirty) {
+			pool_close(pool);
+			return -ENOMEM;
+		}
+	}
 	if (ret) {
 		free(pool);
 		return ret;
@@ -422,7 +518,8 @@ int pool_open(const struct pool_config *cfg, struct pool **out)
 
 int pool_open_readonly(const char *name, struct pool **out, char *err, size_t errlen)
 {
-	struct pool_config cfg = { .name = name, .err = err, .errlen = errlen };
+	/* readers accept a pool shared with a group of theirs (pool_mode=0660) */
+	struct pool_config cfg = { .name = name, .mode = 0660, .err = err, .errlen = errlen };
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -433,7 +530,11 @@ void pool_close(struct pool *pool)
 {
 	if (!pool)
 		return;
-	munmap(pool->base, pool->size);
+	pool_guard_forget(pool);
+	if (pool->base)
+		munmap(pool->base, pool->size);
+	free(pool->suspect);
+	free(pool->our_dirty);
 	free(pool);
 }
 

@@ -62,8 +62,52 @@ struct pool_config {
  */
 int pool_open(const struct pool_config *cfg, struct pool **out);
 
-/* Attach read-only (monitor, tools): stats and iteration only. */
+/*
+ * Trust (docs/cache.md, "Trust"): pool_open() and pool_open_readonly() attach
+ * only to a segment that passes pool_seg_trusted(); else -EPERM with one line
+ * in cfg->err naming the segment, its owner and mode, and the fix. Creation
+ * is O_CREAT|O_EXCL|O_NOFOLLOW with cfg->mode; attaching accepts no mode bit
+ * beyond cfg->mode (0: 0600).
+ *
+ * pool_seg_trusted - may this process use segment @name, whose descriptor
+ * it fstat()ed into @st, under pool mode @mode (0: 0600)? Yes for a regular
+ * file owned by the effective uid, or, if @mode grants the group, whose group
+ * is one of the process's, with no mode bit beyond @mode. Returns 0 or
+ * -EPERM with the one-line reason in @why (if not NULL).
+ */
+struct stat;
+int pool_seg_trusted(const char *name, const struct stat *st, mode_t mode, char *why, size_t len);
+
+/*
+ * pool_seg_open - shm_open(@name, @flags) without following a symlink or
+ * blocking on a FIFO, then pool_seg_trusted(). Returns the descriptor
+ * (O_CLOEXEC), -EPERM (untrusted, @why says why), or -errno.
+ */
+int pool_seg_open(const char *name, int flags, mode_t mode, char *why, size_t len);
+
+/* Attach read-only (monitor, tools): stats and iteration only. Trusts a
+ * segment of ours or of a group of ours with mode within 0660. */
 int pool_open_readonly(const char *name, struct pool **out, char *err, size_t errlen);
+
+/*
+ * pool_guard_sigbus - survive a truncated segment: install (once per process)
+ * a SIGBUS handler that, for a fault inside @pool's mapping, replaces the
+ * whole mapping with zeros, marks the pool broken and lets the faulting
+ * access go on; any other SIGBUS keeps its default action. Every thread that
+ * touches the pool must leave SIGBUS unblocked. Returns 0 or -errno.
+ */
+int pool_guard_sigbus(struct pool *pool);
+
+/*
+ * pool_broken - the segment went away under this process (SIGBUS caught):
+ * every pool function fails with -EIO from now on, and no byte read from the
+ * pool since the break is ever returned (pool_read re-checks after its copy).
+ * Deferred bytes that were in the pool are lost; stream_flush() says so.
+ */
+bool pool_broken(const struct pool *pool);
+
+/* Lock waits this process gave up (SHM_LOCK_WAIT_NS), for rate-limited logging. */
+uint64_t pool_lock_timeouts(const struct pool *pool);
 
 /* Detach. The pool stays (it is sized once and kept) until pool_unlink(). */
 void pool_close(struct pool *pool);
@@ -266,6 +310,12 @@ void pool_file_flag(struct pool_file *pf, uint32_t flag);
 
 /* Dirty buffers of the file (any owner). */
 uint32_t pool_file_dirty(struct pool_file *pf);
+
+/*
+ * After the pool broke (pool_broken): did this process have deferred bytes of
+ * the file in it, not flushed yet? They are lost; @clear: report them once.
+ */
+bool pool_file_lost(struct pool_file *pf, bool clear);
 
 /* Drop dirty buffers whose owner process is gone (counted as dirty_lost). */
 int pool_reap_dead(struct pool *pool);

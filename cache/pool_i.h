@@ -10,6 +10,7 @@
  *   files.c   the file table: get / put / quota / invalidate
  *   buf.c     read / fill / write update / truncate, the clock
  *   stats.c   counters and iteration
+ *   guard.c   SIGBUS from a truncated segment: detach instead of dying
  */
 #ifndef ACCELFS_CACHE_POOL_I_H
 #define ACCELFS_CACHE_POOL_I_H
@@ -41,6 +42,11 @@ struct pool {
 	uint8_t *data;
 	void *mrc; /* miss-ratio curve region (cache/mrc.h) */
 	size_t mrc_size;
+	/* Process-local state, never in shared memory. */
+	int broken;		/* atomic: the mapping was replaced by zeros (guard.c) */
+	uint8_t *suspect;	/* atomic, per shard + 1 (files_lock): a wait timed out */
+	uint8_t *our_dirty;	/* atomic, per file slot: we deferred bytes not yet flushed */
+	uint64_t lock_timeouts; /* atomic: waits given up by this process */
 };
 
 struct pool_file {
@@ -48,6 +54,12 @@ struct pool_file {
 	uint32_t slot;
 	uint32_t idgen;
 };
+
+/* The segment is gone from under us: nothing in it may be used (guard.c). */
+static inline bool pool_is_broken(const struct pool *pool)
+{
+	return __atomic_load_n(&pool->broken, __ATOMIC_ACQUIRE) != 0;
+}
 
 /* Relaxed / acquire / release shorthands for fields of shared structures. */
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -117,7 +129,8 @@ static inline void pool_copy(void *dst, const void *src, size_t n)
 #define POOL_FENCE(order) __atomic_thread_fence(order)
 #endif
 
-/* shard.c */
+/* shard.c: locks return 0, -ETIMEDOUT (bounded wait given up, counted), -EIO
+ * (pool broken) or -ENOTRECOVERABLE */
 int pool_shard_lock(struct pool *pool, uint32_t s);
 void pool_shard_repair(struct pool *pool, uint32_t s);
 void pool_shard_unlock(struct pool *pool, uint32_t s);
@@ -157,6 +170,9 @@ void pool_buf_install(struct pool *pool, uint32_t idx, struct pool_file *pf, uin
 		      uint64_t bucket, const void *data, size_t len, uint8_t flags);
 int pool_file_check(struct pool_file *pf);
 uint64_t pool_now_ns(void);
+
+/* guard.c */
+void pool_guard_forget(struct pool *pool);
 
 /* stats.c */
 void pool_count_shard(struct pool *pool, uint32_t s, enum pool_counter c, uint64_t n);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pool_layout.h - the shared-memory layout of a global buffer pool, version 3.
+ * pool_layout.h - the shared-memory layout of a global buffer pool, version 4.
  *
  * This is the contract between every process that maps a pool: accelfs
  * daemons (read-write) and the monitor and tools (read-only). Everything here
@@ -40,6 +40,19 @@
  * shard lock; shard locks in ascending index. Only pool_recount() ever holds
  * more than one shard lock. Nothing sleeps or does I/O under a lock; the
  * longest critical section is one memcpy of at most one bucket (fill/write).
+ * No wait for a lock is unbounded (cache/shmlock.h): a holder that is alive
+ * but stopped cannot be told from a slow one, so past SHM_LOCK_WAIT_NS the
+ * waiter gives up, counts lock_timeouts and goes on without the lock: a read
+ * is served from SOURCE, a fill is dropped, a write or truncate that cannot
+ * drop its buckets bumps the file's epoch instead (I4, lock-free), and when
+ * even that is refused (dirty buffers, I8) the write fails (-ETIMEDOUT)
+ * before SOURCE is touched. Seqlock retries (I2, I6) are bounded as well.
+ *
+ * Trust. A process attaches only to a segment that is a regular file owned
+ * by its effective uid with no mode bit beyond its pool_mode, or, when
+ * pool_mode grants the group, one whose group is one of the process's
+ * (docs/cache.md, "Trust"). Past that check the contents are still treated
+ * as untrusted: every index is bounds-checked before use.
  *
  * I1. A descriptor's key (file, epoch, bucket), its len, state and data, the
  *     chains of its shard and the shard's clock hand change only under that
@@ -126,7 +139,7 @@
 #include <stdint.h>
 
 #define POOL_MAGIC 0x31424c4643434158ULL /* "XACCFLB1" little-endian */
-#define POOL_LAYOUT_VERSION 3U
+#define POOL_LAYOUT_VERSION 4U /* 4: lock_timeouts counter */
 #define POOL_ENDIAN_TAG 0x01020304U
 #define POOL_NONE UINT32_MAX		  /* "no index" in chains and descriptors */
 #define POOL_PATH_LEN 64		  /* bytes of path kept per file, NUL included */
@@ -166,6 +179,7 @@ enum pool_counter {
 	POOL_C_RECOVERIES,		    /* locks recovered from a dead owner */
 	POOL_C_INVALIDATIONS,		    /* buffers dropped by write/truncate/invalidate */
 	POOL_C_DIRTY_LOST,		    /* dirty buffers dropped: their owner died */
+	POOL_C_LOCK_TIMEOUTS,		    /* lock waits given up after SHM_LOCK_WAIT_NS */
 	POOL_C_POOL_MAX,
 };
 

@@ -8,11 +8,20 @@
  * marks the mutex consistent and carries on. Repair depends only on what is
  * in shared memory, never on what the dead process meant to do, so it is
  * correct wherever the death happened and may itself be interrupted.
+ *
+ * A lock whose holder is alive but stopped (SIGSTOP, a frozen cgroup) never
+ * returns EOWNERDEAD: every wait is bounded (shmlock.h) and a lock that
+ * timed out is "suspect" in this process, so later attempts wait only
+ * SHM_LOCK_SUSPECT_NS until it is seen free again. A wait given up returns
+ * -ETIMEDOUT and counts lock_timeouts; the caller carries on without the
+ * pool (reads from SOURCE) or makes the file's buffers unreachable without
+ * the lock (an epoch bump, I4).
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "pool_i.h"
+#include "shmlock.h"
 
 static __thread bool in_recount;
 
@@ -73,10 +82,34 @@ void pool_shard_repair(struct pool *pool, uint32_t s)
 	STORE(&pool->hdr->recount_pending, 1);
 }
 
+/*
+ * Take @m, lock @which of the pool (a shard, or nshards for files_lock),
+ * within the bound. Returns as shm_mutex_lock(); a timeout is counted.
+ */
+static int lock_bounded(struct pool *pool, pthread_mutex_t *m, uint32_t which)
+{
+	uint8_t *suspect = &pool->suspect[which];
+	int64_t wait = LOAD(suspect) ? SHM_LOCK_SUSPECT_NS : SHM_LOCK_WAIT_NS;
+	int ret;
+
+	if (pool_is_broken(pool))
+		return EIO;
+	ret = shm_mutex_lock(m, wait);
+	if (ret == ETIMEDOUT) {
+		STORE(suspect, 1);
+		ADD(&pool->lock_timeouts, 1);
+		if (!pool->readonly)
+			ADD(&pool->shards[which % pool->nshards].c[POOL_C_LOCK_TIMEOUTS], 1);
+	} else if (ret == 0 || ret == EOWNERDEAD) {
+		STORE(suspect, 0);
+	}
+	return ret;
+}
+
 static int shard_lock_raw(struct pool *pool, uint32_t s)
 {
 	pthread_mutex_t *m = &pool->shards[s].lock.m;
-	int ret = pthread_mutex_lock(m);
+	int ret = lock_bounded(pool, m, s);
 
 	if (ret == EOWNERDEAD) {
 		pool_shard_repair(pool, s);
@@ -87,7 +120,7 @@ static int shard_lock_raw(struct pool *pool, uint32_t s)
 	return -ret;
 }
 
-/* Lock shard @s; returns 0 or -ENOTRECOVERABLE (never expected). */
+/* Lock shard @s; returns 0, -ETIMEDOUT, -EIO (broken) or -ENOTRECOVERABLE. */
 int pool_shard_lock(struct pool *pool, uint32_t s)
 {
 	return shard_lock_raw(pool, s);
@@ -103,7 +136,7 @@ void pool_shard_unlock(struct pool *pool, uint32_t s)
 int pool_files_lock(struct pool *pool)
 {
 	pthread_mutex_t *m = &pool->hdr->files_lock.m;
-	int ret = pthread_mutex_lock(m);
+	int ret = lock_bounded(pool, m, pool->nshards);
 
 	if (ret == EOWNERDEAD) {
 		pool_files_repair(pool);
@@ -162,6 +195,8 @@ int pool_recount(struct pool *pool)
 
 	if (pool->readonly)
 		return -EROFS;
+	if (pool_is_broken(pool))
+		return -EIO;
 	epoch = calloc(pool->nfiles, sizeof(*epoch));
 	count = calloc(pool->nfiles, sizeof(*count));
 	if (!epoch || !count) {

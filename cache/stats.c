@@ -37,6 +37,7 @@ static const char *const counter_names[POOL_C_POOL_MAX] = {
 	[POOL_C_RECOVERIES] = "recoveries",
 	[POOL_C_INVALIDATIONS] = "invalidations",
 	[POOL_C_DIRTY_LOST] = "dirty_lost",
+	[POOL_C_LOCK_TIMEOUTS] = "lock_timeouts",
 };
 
 const char *pool_counter_name(enum pool_counter c)
@@ -53,9 +54,11 @@ void pool_count(struct pool_file *pf, uint64_t bucket, enum pool_counter c, uint
 {
 	struct pool *pool = pf->pool;
 
-	if ((unsigned int)c >= POOL_C_POOL_MAX || pool->readonly ||
+	if ((unsigned int)c >= POOL_C_POOL_MAX || pool->readonly || pool_is_broken(pool) ||
 	    LOAD(&pool_fslot(pf)->idgen) != pf->idgen)
 		return; /* a reused slot's counters belong to its new file */
+	if (c == POOL_C_LOCK_TIMEOUTS)
+		ADD(&pool->lock_timeouts, n); /* the daemon's log looks here */
 	if (c < POOL_C_FILE_MAX)
 		ADD(&pool_fslot(pf)->c[c], n);
 	pool_count_shard(pool, pool_shard_of(pool, pf->slot, bucket), c, n);
@@ -64,7 +67,8 @@ void pool_count(struct pool_file *pf, uint64_t bucket, enum pool_counter c, uint
 void pool_count_file_slot(struct pool *pool, uint32_t slot, uint64_t bucket, enum pool_counter c,
 			  uint64_t n)
 {
-	if ((unsigned int)c >= POOL_C_POOL_MAX || pool->readonly || slot >= pool->nfiles)
+	if ((unsigned int)c >= POOL_C_POOL_MAX || pool->readonly || slot >= pool->nfiles ||
+	    pool_is_broken(pool))
 		return;
 	if (c < POOL_C_FILE_MAX)
 		ADD(&pool->files[slot].c[c], n);
@@ -98,6 +102,8 @@ static bool snapshot(struct pool *pool, uint32_t f, struct pool_file_stats *st)
 int pool_file_stats(struct pool_file *pf, struct pool_file_stats *st)
 {
 	for (int tries = 0; tries < 100; tries++) {
+		if (pool_is_broken(pf->pool))
+			return -EIO;
 		if (LOAD_ACQ(&pool_fslot(pf)->idgen) != pf->idgen)
 			return -ESTALE;
 		if (snapshot(pf->pool, pf->slot, st))
@@ -112,6 +118,8 @@ int pool_file_iter(struct pool *pool, int (*fn)(const struct pool_file_stats *st
 	struct pool_file_stats st;
 	int ret;
 
+	if (pool_is_broken(pool))
+		return -EIO;
 	for (uint32_t f = 0; f < pool->nfiles; f++) {
 		bool ok = false;
 
@@ -126,6 +134,8 @@ int pool_file_iter(struct pool *pool, int (*fn)(const struct pool_file_stats *st
 int pool_stats_get(struct pool *pool, struct pool_stats *st)
 {
 	memset(st, 0, sizeof(*st));
+	if (pool_is_broken(pool))
+		return -EIO;
 	for (uint32_t s = 0; s < pool->nshards; s++)
 		for (int c = 0; c < POOL_C_POOL_MAX; c++)
 			st->c[c] += LOAD(&pool->shards[s].c[c]);
@@ -143,7 +153,7 @@ int pool_stats_get(struct pool *pool, struct pool_stats *st)
 void *pool_mrc_region(struct pool *pool, size_t *size)
 {
 	*size = pool->mrc_size;
-	return pool->mrc_size ? pool->mrc : NULL;
+	return pool->mrc_size && !pool_is_broken(pool) ? pool->mrc : NULL;
 }
 
 void pool_file_slot(const struct pool_file *pf, uint32_t *slot, uint32_t *gen)

@@ -10,6 +10,12 @@
  *
  * If the pool reused the file's slot (-ESTALE) the stream quietly takes a
  * new handle and retries once.
+ *
+ * A pool that cannot be trusted for this file any more goes out of the way:
+ * once the pool is broken (SIGBUS, pool_broken) or an invalidation of the
+ * file could not be done (a lock wait timed out and the epoch bump was
+ * refused), the stream is "off": reads go straight to the backend, its local
+ * buffers and the pool are not read again, writes need no bracket.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -37,6 +43,7 @@ struct stream {
 	uint32_t bsize;
 	uint32_t quota;
 	uint64_t seq_next; /* lock: where a sequential reader's next read starts */
+	bool off;	   /* atomic: the cache may be stale for this file: bypass it */
 	struct pool_file_id id;
 	char *path;
 };
@@ -85,6 +92,22 @@ void stream_close(struct stream *st)
 	free(st->flushbuf);
 	free(st->path);
 	free(st);
+}
+
+/* Is the cache out of the way for this stream (see the top of the file)? */
+static bool bypass(struct stream *st)
+{
+	return __atomic_load_n(&st->off, __ATOMIC_RELAXED) || pool_broken(st->pool);
+}
+
+/* An invalidation failed with @ret: unless the pool is gone anyway, stop using it. */
+static int give_up(struct stream *st, int ret)
+{
+	if (pool_broken(st->pool))
+		return 0;
+	if (ret < 0 && ret != -ESTALE)
+		__atomic_store_n(&st->off, true, __ATOMIC_RELAXED);
+	return ret;
 }
 
 struct pool_file *stream_file(struct stream *st)
@@ -220,15 +243,23 @@ static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t
 	int level = 2;
 	ssize_t ret;
 
+	if (bypass(st)) { /* whole buckets still: @fn may need aligned reads (O_DIRECT) */
+		t.busy = true;
+		pthread_mutex_lock(&st->lock);
+		pf = st->pf;
+		pthread_mutex_unlock(&st->lock);
+		return read_backend(st, pf, &t, bucket, buf, off, len, fn, arg);
+	}
 	pthread_mutex_lock(&st->lock);
 	ret = pool_ticket_get(st->pf, &t);
 	if (ret == -ESTALE && !(ret = reopen(st)))
 		ret = pool_ticket_get(st->pf, &t);
-	if (st->mrc) { /* every reference of the file, whatever level serves it */
+	if (st->mrc && !ret) { /* every reference of the file, whatever level serves it */
 		uint32_t slot, gen;
 
 		pool_file_slot(st->pf, &slot, &gen);
-		mrc_access(st->mrc, st->mrc_size, slot, gen, bucket);
+		if (mrc_access(st->mrc, st->mrc_size, slot, gen, bucket) == -ETIMEDOUT)
+			pool_count(st->pf, bucket, POOL_C_LOCK_TIMEOUTS, 1);
 	}
 	if (!ret)
 		ret = read_cached(st, &t, bucket, buf, off, len, &level);
@@ -280,7 +311,11 @@ int stream_write_begin(struct stream *st, uint64_t off, size_t len)
 		pool_count(st->pf, first, POOL_C_LBUF_WRITE_IOS, (uint64_t)dropped);
 	ret = pool_write_begin(st->pf, off, len);
 	pthread_mutex_unlock(&st->lock);
-	return ret;
+	/* -ETIMEDOUT: buckets stay that another mount could serve: no write */
+	if (ret == -EIO && pool_broken(st->pool))
+		return 0;
+	ret = give_up(st, ret);
+	return ret == -ETIMEDOUT ? -EIO : ret;
 }
 
 int stream_write_end(struct stream *st, uint64_t off, ssize_t res)
@@ -305,7 +340,7 @@ int stream_truncate(struct stream *st, uint64_t size)
 	local_invalidate(st->lc, UINT64_MAX);
 	ret = pool_truncate(st->pf, size);
 	pthread_mutex_unlock(&st->lock);
-	return ret;
+	return give_up(st, ret);
 }
 
 int stream_revalidate(struct stream *st, const struct pool_file_id *id)
@@ -327,7 +362,7 @@ int stream_invalidate(struct stream *st)
 	local_invalidate(st->lc, UINT64_MAX);
 	ret = pool_invalidate_file(st->pf);
 	pthread_mutex_unlock(&st->lock);
-	return ret;
+	return ret == -EBUSY ? ret : give_up(st, ret); /* -EBUSY: dirty, kept (I8) */
 }
 
 /* Defer the bytes of one bucket: patch the cached copy, or read it first. */
@@ -374,6 +409,8 @@ ssize_t stream_write_defer(struct stream *st, const void *buf, size_t len, uint6
 	*foreign = false;
 	if (!len)
 		return 0;
+	if (bypass(st))
+		return -EAGAIN; /* write through */
 	pthread_mutex_lock(&st->lock);
 	for (uint64_t b = first; b <= last; b++)
 		local_invalidate(st->lc, b);
@@ -392,8 +429,8 @@ ssize_t stream_write_defer(struct stream *st, const void *buf, size_t len, uint6
 			done += n;
 	}
 	pool_write_end(pf);
-	if (ret == -ENOSPC || ret == -ESTALE)
-		ret = -EAGAIN;
+	if (ret == -ENOSPC || ret == -ESTALE || ret == -ETIMEDOUT || ret == -EIO)
+		ret = -EAGAIN; /* write through (after a flush of what is deferred) */
 	if (ret < 0)
 		return ret;
 	pool_count(pf, first, POOL_C_DEFERRED_WRITES, 1);
@@ -474,6 +511,10 @@ int stream_flush_below(struct stream *st, uint32_t owner, uint64_t before_ns, ui
 	batch = batch < 1 ? 1 : batch > FLUSH_BATCH ? FLUSH_BATCH : batch;
 	pthread_mutex_lock(&st->lock);
 	pf = st->pf;
+	if (pool_broken(st->pool)) { /* our deferred bytes went with the segment */
+		pthread_mutex_unlock(&st->lock);
+		return pool_file_lost(pf, true) ? -EIO : 0;
+	}
 	if (!st->flushbuf && posix_memalign(&st->flushbuf, 4096, (size_t)batch * st->bsize))
 		st->flushbuf = NULL;
 	pthread_mutex_unlock(&st->lock);
@@ -496,17 +537,23 @@ int stream_flush_below(struct stream *st, uint32_t owner, uint64_t before_ns, ui
 			break;
 		err = flush_batch(st, pf, list, n, st->flushbuf, owner, fn, arg);
 	}
-	return err ? err : n < 0 ? n : 0;
+	if (!err && n < 0)
+		err = n;
+	return err == -ETIMEDOUT ? -EIO : err; /* a stuck pool lock: kept dirty, retried */
 }
 
 uint32_t stream_dirty(struct stream *st)
 {
 	struct pool_file *pf;
+	uint32_t n;
 
 	pthread_mutex_lock(&st->lock);
 	pf = st->pf;
 	pthread_mutex_unlock(&st->lock);
-	return pool_file_dirty(pf);
+	n = pool_file_dirty(pf); /* may be what meets the SIGBUS: look after it */
+	if (pool_broken(st->pool))
+		return pool_file_lost(pf, false); /* to be reported by the next flush */
+	return n;
 }
 
 int stream_grown(struct stream *st, uint64_t off, uint64_t size)
@@ -518,7 +565,7 @@ int stream_grown(struct stream *st, uint64_t off, uint64_t size)
 	local_invalidate(st->lc, bucket);
 	pf = st->pf;
 	pthread_mutex_unlock(&st->lock);
-	return size > start ? pool_bucket_grown(pf, bucket, size - start) : 0;
+	return size > start ? give_up(st, pool_bucket_grown(pf, bucket, size - start)) : 0;
 }
 
 int stream_readahead(struct stream *st, uint64_t off, size_t len, uint64_t max_bytes, uint64_t size,
@@ -532,7 +579,7 @@ int stream_readahead(struct stream *st, uint64_t off, size_t len, uint64_t max_b
 	int n = 0;
 	bool more;
 
-	if (!size)
+	if (!size || bypass(st))
 		return 0;
 	pthread_mutex_lock(&st->lock);
 	pf = st->pf;

@@ -22,10 +22,13 @@
 
 #include "accelfs_i.h"
 #include "pool.h"
+#include "shmlock.h"
 #include "stream.h"
 #include "tuning.h"
 
 static struct pool *pool; /* NULL when the cache is off */
+
+#define TIMEOUT_LOG_NS 10000000000ULL /* lock timeouts: one log line per 10 s at most */
 
 int cache_io_init(char *err, size_t errlen)
 {
@@ -40,9 +43,19 @@ int cache_io_init(char *err, size_t errlen)
 		.errlen = errlen,
 	};
 
+	int ret;
+
 	if (!o->cache)
 		return 0;
-	return pool_open(&cfg, &pool);
+	ret = pool_open(&cfg, &pool);
+	/* a truncated segment must detach the pool, not kill the mount */
+	if (!ret && (ret = pool_guard_sigbus(pool)) != 0) {
+		snprintf(err, errlen, "pool %s: cannot install the SIGBUS guard: %s",
+			 cache_io_pool_name(), strerror(-ret));
+		pool_close(pool);
+		pool = NULL;
+	}
+	return ret;
 }
 
 /*
@@ -140,6 +153,37 @@ static uint64_t now_ns(void)
 }
 
 /*
+ * What the pool went through since the last look, logged here (cache/ does
+ * not log): a break once, lock timeouts at most once per TIMEOUT_LOG_NS with
+ * the count since the last line. The requests concerned were served from
+ * SOURCE already; `accel stat` shows lock_timeouts.
+ */
+static void pool_watch(void)
+{
+	static uint64_t logged, next_log;
+	static bool broken;
+	uint64_t n = pool_lock_timeouts(pool), now;
+
+	if (pool_broken(pool) && !__atomic_exchange_n(&broken, true, __ATOMIC_RELAXED))
+		log_msg(LOG_ERR,
+			"pool %s: segment truncated or damaged (SIGBUS): detached, serving from "
+			"SOURCE; deferred bytes in it are lost (EIO at fsync/close); remove it: "
+			"accel pool --reset %s",
+			cache_io_pool_name(), cache_io_pool_name() + 1);
+	if (n == __atomic_load_n(&logged, __ATOMIC_RELAXED) ||
+	    (now = now_ns()) < __atomic_load_n(&next_log, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&next_log, now + TIMEOUT_LOG_NS, __ATOMIC_RELAXED);
+	log_msg(LOG_WARNING,
+		"pool %s: %llu lock wait(s) gave up after %d s (a process holding a pool lock is "
+		"stopped or stuck): served from SOURCE",
+		cache_io_pool_name(),
+		(unsigned long long)(n - __atomic_load_n(&logged, __ATOMIC_RELAXED)),
+		(int)(SHM_LOCK_WAIT_NS / 1000000000LL));
+	__atomic_store_n(&logged, n, __ATOMIC_RELAXED);
+}
+
+/*
  * backend_io=direct: a second descriptor with O_DIRECT, used only to fill
  * whole buckets (aligned offsets and lengths, page-aligned buffers), so
  * SOURCE's data lives in the pool instead of also in the page cache. A file
@@ -170,6 +214,9 @@ int cache_io_open(struct open_file *of, const struct stat *st)
 	of->rmw_fd = -1;
 	if (!pool || !S_ISREG(st->st_mode))
 		return 0;
+	pool_watch();
+	if (pool_broken(pool))
+		return 0; /* detached: SOURCE only */
 	file_id(st, &of->id);
 	of->known_size = of->id.size;
 	file_tuning(of->fd, &t);
@@ -290,6 +337,7 @@ ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)
 
 	if (!of->stream)
 		return backend_pread(of->fd, buf, size, off);
+	pool_watch();
 	revalidate(of);
 	/* A read at or past the end (cat's last read) needs neither the cache
 	 * nor a backend read, and must not count as a miss: one fstat decides,
@@ -326,6 +374,7 @@ int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len)
 
 	if (!of->stream)
 		return 0;
+	pool_watch();
 	/* our deferred bytes are older than this write: they go first (I8) */
 	ret = wb_write_through_begin(of);
 	if (ret)

@@ -226,8 +226,15 @@ static int flush_some_locked(struct open_file *of, uint64_t before, uint64_t lim
 	if (ret) {
 		int zero = 0;
 
-		if (__atomic_compare_exchange_n(&n->wb_err, &zero, ret, false, __ATOMIC_RELAXED,
-						__ATOMIC_RELAXED))
+		if (!__atomic_compare_exchange_n(&n->wb_err, &zero, ret, false, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+			return ret;
+		if (pool_broken(cache_io_pool())) /* the bytes went with the segment */
+			log_msg(LOG_ERR,
+				"inode %llu: deferred bytes lost with the broken pool; reported "
+				"at next fsync or close",
+				(unsigned long long)n->ino);
+		else
 			log_msg(LOG_ERR,
 				"inode %llu: deferred write failed: %s; kept, reported at next "
 				"fsync or close",

@@ -46,7 +46,7 @@ static void help(void)
 	       "user's daemons use, /accelfs-default for root, /accelfs-default-UID else).\n"
 	       "NAME is a shared-memory name, \"/name\" or \"name\" (/dev/shm/name).\n\n"
 	       "  --list        list the accelfs pools in /dev/shm and whether this\n"
-	       "                version of accelfs can use them\n"
+	       "                version of accelfs can use them (untrusted: not ours)\n"
 	       "  --reset NAME  remove pool NAME (incompatible, corrupt, or to be\n"
 	       "                recreated with another size at the next mount); refused\n"
 	       "                while processes have it mapped\n"
@@ -272,12 +272,30 @@ static void list_one(const struct pool_opts *o, const char *name, const struct p
 	*first = false;
 }
 
+/* A segment named like ours that fails the trust check: named, not read. */
+static void list_untrusted(const struct pool_opts *o, const char *name, const char *why,
+			   bool *first)
+{
+	if (o->json) {
+		printf("%s\n    {\"name\": \"%s\", \"status\": \"untrusted\", \"why\": ",
+		       *first ? "" : ",", name);
+		util_json_string(why);
+		printf("}");
+	} else {
+		if (*first)
+			printf("%-28s %10s %9s %8s %7s  %s\n", "NAME", "SIZE", "BUCKET", "BUFFERS",
+			       "VERSION", "STATUS");
+		printf("%-28s %10s %9s %8s %7s  untrusted: %s\n", name, "-", "-", "-", "-", why);
+	}
+	*first = false;
+}
+
 static int list_pools(const struct pool_opts *o)
 {
 	DIR *dir = opendir("/dev/shm");
 	struct pool_header h;
 	struct dirent *d;
-	char name[POOL_NAME_LEN];
+	char name[POOL_NAME_LEN], why[320];
 	bool first = true;
 	uint64_t size;
 
@@ -292,8 +310,12 @@ static int list_pools(const struct pool_opts *o)
 			continue;
 		name[0] = '/';
 		memcpy(name + 1, d->d_name, strlen(d->d_name) + 1); /* length checked above */
-		if (poolseg_header(name, &h, &size) == 0)
+		if (poolseg_trust(name, why, sizeof(why)) == -EPERM) {
+			if (!strncmp(d->d_name, "accel", 5))
+				list_untrusted(o, name, why, &first);
+		} else if (poolseg_header(name, &h, &size) == 0) {
 			list_one(o, name, &h, size, &first);
+		}
 	}
 	closedir(dir);
 	if (o->json)
@@ -313,7 +335,7 @@ static int reset(const struct pool_opts *o)
 	int ret;
 
 	snprintf(path, sizeof(path), "/dev/shm%s", o->name);
-	if (stat(path, &st)) {
+	if (lstat(path, &st)) {
 		util_err("pool", NULL, "pool %s: %s", o->name,
 			 errno == ENOENT ? "does not exist" : strerror(errno));
 		return EXIT_FAIL;
@@ -337,7 +359,8 @@ static int reset(const struct pool_opts *o)
 			 "warning: %d process%s (pid %s) keep%s the old pool mapped until they "
 			 "exit; the next mount creates a new pool",
 			 u.n, u.n == 1 ? "" : "es", u.text, u.n == 1 ? "s" : "");
-	ret = pool_unlink(o->name);
+	/* a squatter's directory in place of the pool goes too */
+	ret = S_ISDIR(st.st_mode) ? (rmdir(path) ? -errno : 0) : pool_unlink(o->name);
 	if (ret) {
 		util_err("pool", NULL, "pool %s: cannot remove: %s", o->name, strerror(-ret));
 		return EXIT_FAIL;

@@ -59,6 +59,7 @@ static const struct {
 	{ POOL_C_RA_USED, "readahead_used" },
 	{ POOL_C_RA_WASTED, "readahead_wasted" },
 	{ POOL_C_DIRTY_LOST, "dirty_lost" },
+	{ POOL_C_LOCK_TIMEOUTS, "lock_timeouts" },
 };
 
 #define N_KEYS (sizeof(counter_keys) / sizeof(counter_keys[0]))
@@ -225,9 +226,10 @@ static void text_pool_counters(const uint64_t *c)
 	       ull(c[POOL_C_GBUF_WRITE_IOS]));
 	printf("  %-16s %12llu %12llu\n\n", "local buffers", ull(c[POOL_C_LBUF_READ_IOS]),
 	       ull(c[POOL_C_LBUF_WRITE_IOS]));
-	printf("  evictions %llu, fill drops %llu, invalidations %llu, recoveries %llu\n",
+	printf("  evictions %llu, fill drops %llu, invalidations %llu, recoveries %llu, "
+	       "lock timeouts %llu\n",
 	       ull(c[POOL_C_EVICTIONS]), ull(c[POOL_C_FILL_DROPS]), ull(c[POOL_C_INVALIDATIONS]),
-	       ull(c[POOL_C_RECOVERIES]));
+	       ull(c[POOL_C_RECOVERIES]), ull(c[POOL_C_LOCK_TIMEOUTS]));
 	/* What deferred write did, and what it could not do: a dropped byte must show. */
 	printf("  write-back    %llu deferred writes, %llu flush writes, %llu flush errors, "
 	       "%llu buffers lost\n",

@@ -3,7 +3,9 @@
  * poolseg.c - looking at a pool segment from outside: header, mappers and
  * granted quotas, read with pread() and /proc so that even a pool the cache
  * library refuses (another layout version, a corrupt header) can be named
- * and described before it is removed.
+ * and described before it is removed. A segment that fails the pool's trust
+ * check (pool_seg_trusted: not ours, writable by others, not a regular file)
+ * is not read at all.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -27,11 +29,20 @@ void poolseg_default_name(char *buf, size_t len)
 		snprintf(buf, len, "%s-%u", POOL_DEFAULT_NAME, (unsigned int)geteuid());
 }
 
+/* Readers trust what pool_open_readonly() trusts: ours, or a group's within 0660. */
 static int seg_open(const char *name)
 {
-	int fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
+	return pool_seg_open(name, O_RDONLY, 0660, NULL, 0);
+}
 
-	return fd < 0 ? -errno : fd;
+int poolseg_trust(const char *name, char *why, size_t len)
+{
+	int fd = pool_seg_open(name, O_RDONLY, 0660, why, len);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
 }
 
 int poolseg_header(const char *name, struct pool_header *h, uint64_t *size)
@@ -77,7 +88,7 @@ int poolseg_users(const char *name, pid_t *pids, size_t max)
 	int n = 0;
 
 	snprintf(path, sizeof(path), "/dev/shm%s", name);
-	if (stat(path, &st))
+	if (lstat(path, &st))
 		return -errno;
 	dir = opendir("/proc");
 	if (!dir)

@@ -24,9 +24,15 @@
 void poolseg_default_name(char *buf, size_t len);
 
 /*
+ * poolseg_trust - may this process read segment @name (pool_seg_trusted with
+ * mode 0660)? Returns 0, -EPERM with the one-line reason in @why, or -errno.
+ */
+int poolseg_trust(const char *name, char *why, size_t len);
+
+/*
  * poolseg_header - read the header of segment @name into @h and its size into
- * @size. Returns 0, -ENOENT, -EACCES, or -EPROTO when the segment is too
- * short or its magic is not an accelfs pool's.
+ * @size. Returns 0, -ENOENT, -EACCES, -EPERM (untrusted: not read), or
+ * -EPROTO when the segment is too short or its magic is not an accelfs pool's.
  */
 int poolseg_header(const char *name, struct pool_header *h, uint64_t *size);
 

@@ -49,6 +49,8 @@ int poolsnap_open(const char *name, struct pool **out, char *msg, size_t len)
 	if (ret == -ENOENT) {
 		snprintf(msg, len, "pool %s does not exist (no accelfs daemon has created it yet)",
 			 name);
+	} else if (ret == -EPERM && err[0]) {
+		snprintf(msg, len, "%s", err); /* untrusted: names owner, mode and the fix */
 	} else if (ret == -EACCES || ret == -EPERM) {
 		owner_hint(name, hint, sizeof(hint));
 		snprintf(msg, len, "pool %s: permission denied%s", name, hint);

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,16 +126,31 @@ int sysgen_judge_min(struct sysgen_row *row, const char *path, uint64_t min,
 	return 0;
 }
 
-/* Header of a pool segment: its size and geometry. -EPROTO if not a pool. */
+/*
+ * Header of a pool segment: its size and geometry. -EPROTO if not a pool;
+ * -EPERM (with its file size) for an accel* segment that fails the pool's
+ * trust check: not read (docs/cache.md, "Trust").
+ */
 static int pool_header_at(int dirfd, const char *name, struct pool_header *h, uint64_t *size)
 {
+	char shm_name[NAME_MAX + 2];
 	struct stat st;
 	ssize_t n;
 	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
 	if (fd < 0)
 		return -errno;
-	n = fstat(fd, &st) || !S_ISREG(st.st_mode) ? -1 : pread(fd, h, sizeof(*h), 0);
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -EPROTO;
+	}
+	snprintf(shm_name, sizeof(shm_name), "/%s", name);
+	if (pool_seg_trusted(shm_name, &st, 0660, NULL, 0)) {
+		close(fd);
+		*size = (uint64_t)st.st_size;
+		return strncmp(name, "accel", 5) ? -EPROTO : -EPERM;
+	}
+	n = pread(fd, h, sizeof(*h), 0); /* a regular file: trusted says so */
 	close(fd);
 	if (n < (ssize_t)sizeof(*h) || h->magic != POOL_MAGIC)
 		return -EPROTO;
@@ -159,6 +175,17 @@ static void pool_row(struct sysgen_ctx *ctx, const char *name, const struct pool
 			   util_bytes(h->bucket_size, b1, sizeof(b1)));
 }
 
+/* A segment named like a pool that is not ours to read: its file size only. */
+static void untrusted_row(struct sysgen_ctx *ctx, const char *name, uint64_t size)
+{
+	struct sysgen_row *row = sysgen_row_add(ctx, "pool /%s", name);
+
+	if (!row)
+		return;
+	util_bytes(size, row->current, sizeof(row->current));
+	sysgen_set(row->why, "untrusted (not ours, or mode wider than 0660): accel pool --reset");
+}
+
 /* Rows for the pool segments in the shm root (sorted), and their sizes. */
 static int shm_pools_scan(struct sysgen_ctx *ctx, struct shm_pools *p)
 {
@@ -170,8 +197,14 @@ static int shm_pools_scan(struct sysgen_ctx *ctx, struct shm_pools *p)
 
 	n = dirfd < 0 ? -1 : scandir(ctx->shm, &ents, NULL, alphasort);
 	for (i = 0; i < n; i++) {
-		if (ents[i]->d_name[0] != '.' &&
-		    !pool_header_at(dirfd, ents[i]->d_name, &h, &size)) {
+		int ret = ents[i]->d_name[0] == '.'
+			      ? -ENOENT
+			      : pool_header_at(dirfd, ents[i]->d_name, &h, &size);
+
+		if (ret == -EPERM) {
+			untrusted_row(ctx, ents[i]->d_name, size);
+			p->total += size;
+		} else if (!ret) {
 			pool_row(ctx, ents[i]->d_name, &h, size);
 			p->total += size;
 			p->largest = size > p->largest ? size : p->largest;

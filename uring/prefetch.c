@@ -403,7 +403,7 @@ static void *engine_main(void *arg)
 	return NULL;
 }
 
-/* The engine blocks every signal: the daemon's handlers run in threads it chose. */
+/* The engine blocks every signal but SIGBUS: the daemon's handlers run in threads it chose. */
 static int spawn(void)
 {
 	struct uring_engine *ue = eng.use_uring ? calloc(1, sizeof(*ue)) : NULL;
@@ -411,6 +411,7 @@ static int spawn(void)
 	int ret;
 
 	sigfillset(&all);
+	sigdelset(&all, SIGBUS); /* a fault in a mapping must reach its handler */
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	ret = pthread_create(&eng.thread, NULL, engine_main, ue);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -30,10 +30,13 @@ import struct, sys
 h = struct.pack('<QIIIIQIIII', 0x31424c4643434158, 1, 0, 0, 0x01020304, 64 << 20, 65536, 16, 1024, 1)
 open(sys.argv[1], 'wb').write(h + bytes(4096 - len(h)))
 PY
+chmod 600 "$R/dev/shm/accelfs-default" # ours: a pool another user could write is not read
+cp "$R/dev/shm/accelfs-default" "$R/dev/shm/accel-squat" && chmod 666 "$R/dev/shm/accel-squat"
 
 expect_rc 1 env ACCEL_SYSGEN_ROOT="$R" "$ACCEL" sysgen
 grep -Eq '^fs\.fuse\.max_pages_limit +128 +>= 256 +LOW ' <<<"$OUT" || fail "no LOW max_pages row: $OUT"
 grep -Eq '^pool /accelfs-default +64\.0 MiB +- +info ' <<<"$OUT" || fail "no pool row: $OUT"
+grep -Eq '^pool /accel-squat .*untrusted' <<<"$OUT" || fail "no untrusted row: $OUT"
 grep -q '^accelfs mount /mnt/x: FUSE connection 45, BDI 0:45, daemon uid 0$' <<<"$OUT" ||
 	fail "no mount line: $OUT"
 grep -q '^3 parameters LOW$' <<<"$OUT" || fail "summary: $OUT"

@@ -93,6 +93,7 @@ static void put_pool(const char *name, uint64_t total, uint32_t bsize, uint32_t 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	fwrite(&h, sizeof(h), 1, f);
 	fclose(f);
+	chmod(path, 0600); /* ours: a segment others could write is not read */
 }
 
 static const char mountinfo[] =

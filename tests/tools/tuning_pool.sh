@@ -60,7 +60,7 @@ expect_rc 0 "$ACCEL" pool --list
 grep -q "^$POOL .* ok$" <<<"$OUT" || fail "list: $OUT"
 ok "accel pool shows the daemon attached; --reset refuses"
 
-head -c 65536 /dev/urandom >"/dev/shm$BAD"
+(umask 077 && head -c 65536 /dev/urandom >"/dev/shm$BAD") # ours: only its content is wrong
 mkdir -p "$T/m2"
 OUT=$("$ACCELFS" "$SRC" "$T/m2" -o "pool=$BAD" 2>&1)
 rc=$?
