@@ -7,6 +7,8 @@
 # directory says "Is a directory".
 . "$(dirname "$0")/lib.sh"
 
+POOL=/accel-test-special-$$ # warm's pool, never the host's default
+SEGMENTS+=("$POOL")
 mkfifo "$T/fifo" || fail "mkfifo"
 python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$T/sock" ||
 	fail "cannot make a socket"
@@ -23,16 +25,18 @@ run_bounded() {
 }
 
 for p in "$T/fifo" /dev/zero "$T/sock"; do
-	for cmd in analyze warm defrag; do
+	for cmd in analyze defrag; do
 		run_bounded 1 "$ACCEL" $cmd "$p"
 		grep -q "$p.*not a regular file" <<<"$OUT" || fail "$cmd $p: $OUT"
 	done
+	run_bounded 1 "$ACCEL" warm --pool "$POOL" "$p"
+	grep -q "$p.*not a regular file" <<<"$OUT" || fail "warm $p: $OUT"
 	run_bounded 1 "$ACCEL" convert "$p" "$T/out"
 	grep -q "$p.*not a regular file" <<<"$OUT" || fail "convert $p: $OUT"
 	[ ! -e "$T/out" ] || fail "convert $p left $T/out"
 	run_bounded 2 "$ACCEL" convert --fdl "$p" "$T/file" "$T/out"
 	grep -q "$p.*not a regular file" <<<"$OUT" || fail "convert --fdl $p: $OUT"
 done
-run_bounded 1 "$ACCEL" warm "$T/dir"
+run_bounded 1 "$ACCEL" warm --pool "$POOL" "$T/dir"
 grep -q "$T/dir.*Is a directory" <<<"$OUT" || fail "warm DIR: $OUT"
 ok "special files refused without blocking"
