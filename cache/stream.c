@@ -9,7 +9,12 @@
  * and keep a local copy. The stream's mutex guards only its local buffers.
  *
  * If the pool reused the file's slot (-ESTALE) the stream quietly takes a
- * new handle and retries once.
+ * new handle and retries once. The pool reuses a slot only while it holds
+ * no dirty buffer (I8), so deferred bytes never go with it; a slot reused
+ * under an open handle costs that handle its cached buckets, never a write:
+ * when no slot can be had, writes go to the backend unbracketed (the file
+ * then has no slot, so no cached copy to keep coherent) and deferral is
+ * refused (-EAGAIN: the caller writes through).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,6 +36,8 @@ struct stream {
 	struct ra_state ra;   /* lock: the reader's access pattern (read-ahead) */
 	void *mrc;	      /* the pool's miss-ratio curve region, or NULL */
 	size_t mrc_size;
+	struct pool_file *wpf;	    /* the write bracket's handle, NULL: unbracketed; the
+				     * caller serialises a stream's brackets (see stream.h) */
 	struct pool_file **retired; /* lock: replaced handles other threads may hold */
 	unsigned int nretired;
 	pthread_mutex_t lock;
@@ -279,31 +286,36 @@ int stream_write_begin(struct stream *st, uint64_t off, size_t len)
 	if (dropped)
 		pool_count(st->pf, first, POOL_C_LBUF_WRITE_IOS, (uint64_t)dropped);
 	ret = pool_write_begin(st->pf, off, len);
+	if (ret == -ESTALE && !(ret = reopen(st)))
+		ret = pool_write_begin(st->pf, off, len);
+	st->wpf = ret ? NULL : st->pf;
 	pthread_mutex_unlock(&st->lock);
-	return ret;
+	/* slot taken by another file and none free: write through, unbracketed */
+	return ret == -ESTALE || ret == -ENOSPC ? 0 : ret;
 }
 
 int stream_write_end(struct stream *st, uint64_t off, ssize_t res)
 {
-	struct pool_file *pf;
+	struct pool_file *pf = st->wpf;
 
-	pthread_mutex_lock(&st->lock);
-	pf = st->pf;
+	if (!pf)
+		return 0;
+	st->wpf = NULL;
 	if (res > 0) {
 		pool_count(pf, off / st->bsize, POOL_C_BACKEND_WRITES, 1);
 		pool_count(pf, off / st->bsize, POOL_C_BACKEND_WRITE_BYTES, (uint64_t)res);
 	}
-	pthread_mutex_unlock(&st->lock);
 	return pool_write_end(pf);
 }
 
 int stream_truncate(struct stream *st, uint64_t size)
 {
-	int ret;
+	int ret = 0;
 
 	pthread_mutex_lock(&st->lock);
 	local_invalidate(st->lc, UINT64_MAX);
-	ret = pool_truncate(st->pf, size);
+	if (st->wpf)
+		ret = pool_truncate(st->wpf, size);
 	pthread_mutex_unlock(&st->lock);
 	return ret;
 }
@@ -377,8 +389,10 @@ ssize_t stream_write_defer(struct stream *st, const void *buf, size_t len, uint6
 	pthread_mutex_lock(&st->lock);
 	for (uint64_t b = first; b <= last; b++)
 		local_invalidate(st->lc, b);
+	ret = pool_write_begin_mode(st->pf, off, len, true);
+	if (ret == -ESTALE && !(ret = reopen(st)))
+		ret = pool_write_begin_mode(st->pf, off, len, true);
 	pf = st->pf;
-	ret = pool_write_begin_mode(pf, off, len, true);
 	pthread_mutex_unlock(&st->lock);
 	if (ret)
 		return ret == -ESTALE ? -EAGAIN : ret;
