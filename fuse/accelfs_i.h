@@ -50,6 +50,7 @@ struct inode {
 	/* Deferred write (writeback.c): this daemon's dirty bytes of the file. */
 	pthread_mutex_t wb_lock; /* serialises deferrals, flushes and write-throughs of the file */
 	int wb_err;		 /* atomic: a failed flush's -errno, for the next fsync/close */
+	int wb_fd; /* wb_lock: the daemon's own O_WRONLY descriptor for write-back, -1: none yet */
 };
 
 /* Open files and directories are listed so shutdown can free what the
@@ -157,6 +158,7 @@ int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode 
 void wb_open(struct open_file *of, int deferred_attr, int sync_attr);
 ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off);
 int wb_sync(struct open_file *of);
+int wb_close(struct open_file *of);
 void wb_last_close(struct open_file *of);
 int wb_flush_now(struct open_file *of);
 int wb_write_through_begin(struct open_file *of);

@@ -147,6 +147,7 @@ static int setup_root(void)
 	r->dev = st.st_dev;
 	r->ino = st.st_ino;
 	r->type = S_IFDIR;
+	r->wb_fd = -1;
 	r->nlookup = 2;
 	pthread_mutex_init(&r->lock, NULL);
 	if (inode_table_init())

@@ -94,7 +94,11 @@ static int backing_flags(int flags)
 			flags = (flags & ~O_ACCMODE) | O_RDWR;
 		flags &= ~O_APPEND;
 	}
-	return flags | O_CLOEXEC;
+	/* Never O_DIRECT: libfuse's buffers are not aligned, and the deferred
+	 * write-back and the buffer cache share this descriptor. What the
+	 * application's O_DIRECT promises is kept in the write path instead
+	 * (write_durable). */
+	return (flags & ~O_DIRECT) | O_CLOEXEC;
 }
 
 /* Open through procfs; a write-only file we may not read is opened as asked. */
@@ -276,7 +280,7 @@ static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
  */
 static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	int ret = wb_sync(fh_of(fi));
+	int ret = wb_close(fh_of(fi));
 
 	(void)ino;
 	apply_pending_mtime(fh_of(fi)); /* before close returns, not at the async release */
@@ -328,6 +332,21 @@ generic:;
 	return fuse_buf_copy(&out, in, 0);
 }
 
+/*
+ * An application's O_DIRECT write (never deferred, see wb_open) is on
+ * SOURCE's device before it is acknowledged, as on a local file system; the
+ * backing descriptor itself is buffered (backing_flags). Returns @n or -errno.
+ */
+static ssize_t write_durable(struct open_file *of, off_t off, ssize_t n)
+{
+	unsigned int how = SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+			   SYNC_FILE_RANGE_WAIT_AFTER;
+
+	if (n <= 0 || !(of->flags & O_DIRECT))
+		return n;
+	return sync_file_range(of->fd, off, n, how) ? -errno : n;
+}
+
 static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 			    struct fuse_file_info *fi)
 {
@@ -342,6 +361,7 @@ static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 		n = write_bufvec(of->fd, in, off);
 		cache_io_write_end(of, (uint64_t)off, n);
 	}
+	n = write_durable(of, off, n);
 reply:
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
