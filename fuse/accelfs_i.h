@@ -174,8 +174,15 @@ void wb_flush_all(void);
 int ra_start(void);
 void ra_stop(void);
 void cache_io_readahead(struct open_file *of, uint64_t off, size_t len);
-/* ops_file.c: call @fn for every open file, under the open file list lock */
+/* ops_file.c: call @fn for every open file that deferred a write (outside the list lock) */
 void ops_file_foreach_deferred(void (*fn)(struct open_file *of, void *arg), void *arg);
+/* ... for every open file, under the open file list lock: @fn must not block */
+void ops_file_foreach(void (*fn)(struct open_file *of, void *arg), void *arg);
+
+/* shutdown.c: before the session ends (see there) */
+void shutdown_sync(void);
+/* Past the final sync: writes and writable opens are refused with EIO. */
+bool shutdown_closing(void);
 
 /* bdi.c: raise the mount's read-ahead and dirty share (root only) */
 void bdi_tune(void);

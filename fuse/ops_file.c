@@ -162,9 +162,15 @@ static void handle_free(struct open_file *of)
  */
 static int handle_new(struct inode *n, int fd, const struct stat *st, struct fuse_file_info *fi)
 {
-	struct open_file *of = calloc(1, sizeof(*of));
+	struct open_file *of = NULL;
 	struct stat buf;
 
+	/* past shutdown's final sync nothing written would reach SOURCE */
+	if (shutdown_closing() && (fi->flags & O_ACCMODE) != O_RDONLY) {
+		close(fd);
+		return -EIO;
+	}
+	of = calloc(1, sizeof(*of));
 	if (!of || (!st && fstat(fd, &buf))) {
 		int err = of ? errno : ENOMEM;
 
@@ -351,7 +357,8 @@ static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 			    struct fuse_file_info *fi)
 {
 	struct open_file *of = fh_of(fi);
-	ssize_t n = wb_write(of, in, off);
+	/* past shutdown's final sync: refused, not acknowledged and dropped */
+	ssize_t n = shutdown_closing() ? -EIO : wb_write(of, in, off);
 
 	(void)ino;
 	if (n >= 0 || n != -EAGAIN)
@@ -450,6 +457,14 @@ void ops_file_fill(struct fuse_lowlevel_ops *ops)
 	ops->lseek = accel_lseek;
 	if (accelfs.opts.deferred_write && accelfs.opts.cache)
 		ops->flush = accel_flush;
+}
+
+void ops_file_foreach(void (*fn)(struct open_file *of, void *arg), void *arg)
+{
+	pthread_mutex_lock(&open_files_lock);
+	for (struct handle_link *h = open_files.next; h && h != &open_files; h = h->next)
+		fn((struct open_file *)h, arg);
+	pthread_mutex_unlock(&open_files_lock);
 }
 
 /*
