@@ -46,6 +46,11 @@ struct inode {
 	struct timespec stamp_mtime;
 	struct timespec stamp_ctime;
 	off_t stamp_size;
+	/* Times set while the file is open (atime, mtime; UTIME_OMIT: not set):
+	 * set again after every write-back until the last close (ops_file.c,
+	 * times_apply), since writing SOURCE moves its mtime. */
+	struct timespec times[2];
+	bool times_pending; /* also read without the lock as a hint */
 
 	/* Deferred write (writeback.c): this daemon's dirty bytes of the file. */
 	pthread_mutex_t wb_lock; /* serialises deferrals, flushes and write-throughs of the file */
@@ -70,8 +75,6 @@ struct open_file {
 	uint64_t known_size; /* size last seen (open or fstat); reads below it skip the EOF check */
 	struct pool_file_id id;	       /* identity and validator at open (or last revalidation) */
 	uint64_t next_check;	       /* revalidate=S: CLOCK_MONOTONIC ns of the next check */
-	struct timespec pending_mtime; /* inode->lock: the kernel's mtime, set at release */
-	bool mtime_pending;
 	int flags;	  /* open(2) flags */
 	bool defer;	  /* writes may be deferred (deferred_write, not O_SYNC unless relaxed) */
 	bool relaxed;	  /* sync=relaxed: fsync/O_SYNC mean "within flush_interval" */
@@ -161,6 +164,7 @@ int wb_sync(struct open_file *of);
 int wb_close(struct open_file *of);
 void wb_last_close(struct open_file *of);
 int wb_flush_now(struct open_file *of);
+void wb_flush_file(const struct inode *n);
 int wb_write_through_begin(struct open_file *of);
 void wb_write_through_end(struct open_file *of);
 int wb_fsync_relaxed(struct open_file *of);
@@ -174,6 +178,9 @@ void wb_flush_all(void);
 int ra_start(void);
 void ra_stop(void);
 void cache_io_readahead(struct open_file *of, uint64_t off, size_t len);
+/* ops_entry.c: keep @tv (UTIME_OMIT: not set) as the open file's times to re-apply */
+void times_keep(struct inode *n, const struct timespec tv[2]);
+
 /* ops_file.c: call @fn for every open file that deferred a write (outside the list lock) */
 void ops_file_foreach_deferred(void (*fn)(struct open_file *of, void *arg), void *arg);
 /* ... for every open file, under the open file list lock: @fn must not block */

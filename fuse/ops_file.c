@@ -114,20 +114,38 @@ static int open_backing(struct inode *n, int kernel_flags)
 	return fd;
 }
 
-/* The kernel's last mtime of the file, kept since a SETATTR (ops_entry.c, kernel_times_flush). */
-static void apply_pending_mtime(struct open_file *of)
+/*
+ * Times set on the open file (explicitly, or the kernel's mtime: see
+ * set_times and kernel_times_flush in ops_entry.c) are set again after what
+ * this close or release wrote back, which moved SOURCE's mtime.
+ */
+static void times_apply(struct open_file *of)
 {
 	struct inode *n = of->inode;
 
+	if (!__atomic_load_n(&n->times_pending, __ATOMIC_RELAXED))
+		return;
 	pthread_mutex_lock(&n->lock);
-	if (of->mtime_pending) {
-		struct timespec tv[2] = { { .tv_nsec = UTIME_OMIT }, of->pending_mtime };
+	if (n->times_pending && futimens(of->fd, n->times))
+		log_msg(LOG_WARNING, "inode %llu: cannot set times: %s",
+			(unsigned long long)n->ino, strerror(errno));
+	pthread_mutex_unlock(&n->lock);
+}
 
-		if (futimens(of->fd, tv))
-			log_msg(LOG_WARNING, "inode %llu: cannot set mtime: %s",
-				(unsigned long long)n->ino, strerror(errno));
-		of->mtime_pending = false;
-	}
+/*
+ * An application's write that reaches us as it is made (no writeback cache,
+ * or O_DIRECT) sets the mtime itself, as on a local file system: times set
+ * before it are not set again.
+ */
+static void times_written(struct open_file *of)
+{
+	struct inode *n = of->inode;
+
+	if ((accelfs.opts.writeback && !(of->flags & O_DIRECT)) ||
+	    !__atomic_load_n(&n->times_pending, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&n->lock);
+	__atomic_store_n(&n->times_pending, false, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&n->lock);
 }
 
@@ -142,9 +160,10 @@ static void handle_free(struct open_file *of)
 	/* deferred bytes first: their write-back would move the mtime set next */
 	if (__atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
 		wb_sync(of);
-	apply_pending_mtime(of); /* release, or the kernel never released it (unmount) */
+	times_apply(of); /* release, or the kernel never released it (unmount) */
 	pthread_mutex_lock(&n->lock);
-	n->opens--;
+	if (--n->opens == 0) /* nothing is written back after the last close */
+		__atomic_store_n(&n->times_pending, false, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&n->lock);
 	handle_list_del(&of->link, &open_files_lock);
 	pthread_mutex_lock(&open_files_lock);
@@ -251,7 +270,7 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	/* Deferred bytes first (nobody is left to hear of a failure: it is logged). */
 	if (__atomic_load_n(&fh->deferred, __ATOMIC_RELAXED))
 		wb_sync(fh);
-	apply_pending_mtime(fh);
+	times_apply(fh);
 	/* What we leave in the kernel cache now matches the backing file. */
 	if (!fi->direct_io && !fstat(fh->fd, &st)) {
 		pthread_mutex_lock(&n->lock);
@@ -289,7 +308,7 @@ static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	int ret = wb_close(fh_of(fi));
 
 	(void)ino;
-	apply_pending_mtime(fh_of(fi)); /* before close returns, not at the async release */
+	times_apply(fh_of(fi)); /* before close returns, not at the async release */
 	fuse_reply_err(req, -ret);
 }
 
@@ -370,6 +389,8 @@ static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 	}
 	n = write_durable(of, off, n);
 reply:
+	if (n > 0)
+		times_written(of);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else

@@ -306,6 +306,25 @@ int wb_flush_now(struct open_file *of)
 	return flush(of, UINT64_MAX);
 }
 
+static void flush_same_file(struct open_file *of, void *arg)
+{
+	const struct inode *n = arg;
+
+	/* a retired node and its successor are one file: match the backing inode */
+	if (of->inode->dev == n->dev && of->inode->ino == n->ino)
+		flush(of, UINT64_MAX);
+}
+
+/*
+ * Before its times are set: the file's deferred bytes, through whichever of
+ * our handles deferred them, so that their write-back does not move the
+ * mtime afterwards. A failure stays with the file (next fsync or close).
+ */
+void wb_flush_file(const struct inode *n)
+{
+	ops_file_foreach_deferred(flush_same_file, (void *)n);
+}
+
 /* Flush everything now; the result (or an earlier flush's error) is the caller's. */
 int wb_sync(struct open_file *of)
 {
