@@ -188,8 +188,8 @@ void ops_file_foreach(void (*fn)(struct open_file *of, void *arg), void *arg);
 
 /* shutdown.c: before the session ends (see there) */
 void shutdown_sync(void);
-/* Past the final sync: writes and writable opens are refused with EIO. */
-bool shutdown_closing(void);
+/* Past the final sync: writes and writable opens are refused (-EIO), else 0. */
+int shutdown_refuse(const struct inode *n, const char *what);
 
 /* bdi.c: raise the mount's read-ahead and dirty share (root only) */
 void bdi_tune(void);

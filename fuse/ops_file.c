@@ -183,11 +183,12 @@ static int handle_new(struct inode *n, int fd, const struct stat *st, struct fus
 {
 	struct open_file *of = NULL;
 	struct stat buf;
-
 	/* past shutdown's final sync nothing written would reach SOURCE */
-	if (shutdown_closing() && (fi->flags & O_ACCMODE) != O_RDONLY) {
+	int ret = (fi->flags & O_ACCMODE) != O_RDONLY ? shutdown_refuse(n, "an open") : 0;
+
+	if (ret) {
 		close(fd);
-		return -EIO;
+		return ret;
 	}
 	of = calloc(1, sizeof(*of));
 	if (!of || (!st && fstat(fd, &buf))) {
@@ -377,10 +378,12 @@ static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 {
 	struct open_file *of = fh_of(fi);
 	/* past shutdown's final sync: refused, not acknowledged and dropped */
-	ssize_t n = shutdown_closing() ? -EIO : wb_write(of, in, off);
+	ssize_t n = shutdown_refuse(of->inode, "a write");
 
 	(void)ino;
-	if (n >= 0 || n != -EAGAIN)
+	if (n == 0)
+		n = wb_write(of, in, off);
+	if (n != -EAGAIN)
 		goto reply;
 	n = cache_io_write_begin(of, (uint64_t)off, fuse_buf_size(in));
 	if (n == 0) {

@@ -33,9 +33,22 @@
 
 static bool closing; /* atomic: past the final sync, nothing new is acknowledged */
 
-bool shutdown_closing(void)
+/*
+ * A write or writable open of inode @n: -EIO past the final sync (it would
+ * be acknowledged and never reach SOURCE), logged once; else 0.
+ */
+int shutdown_refuse(const struct inode *n, const char *what)
 {
-	return __atomic_load_n(&closing, __ATOMIC_ACQUIRE);
+	static bool logged;
+
+	if (!__atomic_load_n(&closing, __ATOMIC_ACQUIRE))
+		return 0;
+	if (!__atomic_exchange_n(&logged, true, __ATOMIC_RELAXED))
+		log_msg(LOG_WARNING,
+			"shutdown: %s of inode %llu after the final sync refused (EIO); "
+			"later ones too, without a log line",
+			what, (unsigned long long)n->ino);
+	return -EIO;
 }
 
 /* One file to sync: its backing inode number and name below the mount (NULL: none). */
@@ -161,6 +174,7 @@ void shutdown_sync(void)
 		sync_pass(root, st.st_dev); /* what writers added meanwhile */
 	}
 	__atomic_store_n(&closing, true, __ATOMIC_RELEASE);
+	log_msg(LOG_INFO, "shutdown: open files synced; refusing writes from now on");
 	if (root >= 0)
 		close(root);
 	wb_flush_all(); /* deferred buffers (fsync wrote those of synced files) */
