@@ -9,8 +9,9 @@
  * an inode is its address; inodes are de-duplicated on (st_dev, st_ino) so
  * hard links share one node and stat shows the backing inode number.
  *
- * Lock order: inode table lock (inode.c) -> inode->lock. Neither is taken on
- * the read or write path.
+ * Lock order: inode table lock (inode.c) -> inode->lock; inode->wb_lock ->
+ * inode->lock (writeback.c). The first two are not taken on the read or
+ * write path; wb_lock is, on the write path of cached files.
  */
 #ifndef ACCELFS_FUSE_ACCELFS_I_H
 #define ACCELFS_FUSE_ACCELFS_I_H
@@ -163,6 +164,7 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off);
 int wb_sync(struct open_file *of);
 int wb_close(struct open_file *of);
 void wb_last_close(struct open_file *of);
+void wb_last_handle(struct inode *n);
 int wb_flush_now(struct open_file *of);
 void wb_flush_file(const struct inode *n);
 int wb_write_through_begin(struct open_file *of);

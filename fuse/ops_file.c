@@ -171,6 +171,7 @@ static void handle_free(struct open_file *of)
 		pthread_cond_wait(&open_files_idle, &open_files_lock);
 	pthread_mutex_unlock(&open_files_lock);
 	cache_io_close(of);
+	wb_last_handle(n);
 	close(of->fd);
 	free(of);
 }

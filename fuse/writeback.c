@@ -114,6 +114,26 @@ static int wb_fd_get(struct open_file *of)
 	return n->wb_fd >= 0 ? n->wb_fd : of->fd;
 }
 
+/*
+ * The file's last handle went (after its write-back): close the node's
+ * write-back descriptor too. Kept open, it would make exec of the file in
+ * SOURCE fail with ETXTBSY for as long as the kernel remembers the name.
+ */
+void wb_last_handle(struct inode *n)
+{
+	bool last;
+
+	pthread_mutex_lock(&n->wb_lock);
+	pthread_mutex_lock(&n->lock);
+	last = n->opens == 0;
+	pthread_mutex_unlock(&n->lock);
+	if (last && n->wb_fd >= 0) {
+		close(n->wb_fd);
+		n->wb_fd = -1;
+	}
+	pthread_mutex_unlock(&n->wb_lock);
+}
+
 /* wb_lock held (every caller flushes or writes through under it). */
 static ssize_t backend_write_fn(void *arg, const void *buf, size_t len, uint64_t off)
 {

@@ -36,4 +36,20 @@ with open(src, "rb") as s:
 print("100 of 100 rounds")
 PY
 ! grep -q "Bad file descriptor" "$ACCEL_LOG" || { cat "$ACCEL_LOG"; fail "the daemon logged EBADF"; }
+# Once every handle is released the daemon holds F open for writing no more
+# (exec of it in SOURCE would fail with ETXTBSY). RELEASE is asynchronous.
+writable_fds() {
+	local f flags
+	for f in /proc/"$ACCEL_PID"/fd/*; do
+		[ "$(readlink "$f")" = "$PWD/src/F" ] || continue
+		# flags are octal; the access mode is the last digit's low bits
+		flags=$(sed -n 's/^flags:[[:space:]]*//p' /proc/"$ACCEL_PID"/fdinfo/"${f##*/}")
+		[ $((0$flags & 3)) != 0 ] && echo "${f##*/}"
+	done
+}
+for _ in $(seq 50); do
+	[ -z "$(writable_fds)" ] && break
+	sleep 0.1
+done
+[ -z "$(writable_fds)" ] || fail "the daemon still holds SOURCE's F open for writing after the last close"
 echo "PASS: readers close and fsync while a writer has deferred bytes ($*)"
