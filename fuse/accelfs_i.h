@@ -74,9 +74,9 @@ struct open_file {
 	int dfd;	       /* O_DIRECT descriptor for buffer fills, or -1 */
 	bool wrote;	       /* a write went through the stream (revalidate at close) */
 	uint64_t known_size; /* size last seen (open or fstat); reads below it skip the EOF check */
-	struct pool_file_id id;	       /* identity and validator at open (or last revalidation) */
-	uint64_t next_check;	       /* revalidate=S: CLOCK_MONOTONIC ns of the next check */
-	int flags;	  /* open(2) flags */
+	struct pool_file_id id; /* identity and validator at open (or last revalidation) */
+	uint64_t next_check;	/* revalidate=S: CLOCK_MONOTONIC ns of the next check */
+	int flags;		/* open(2) flags */
 	bool defer;	  /* writes may be deferred (deferred_write, not O_SYNC unless relaxed) */
 	bool relaxed;	  /* sync=relaxed: fsync/O_SYNC mean "within flush_interval" */
 	bool deferred;	  /* atomic: this handle deferred a write (the flusher looks) */

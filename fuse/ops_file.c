@@ -127,8 +127,8 @@ static void times_apply(struct open_file *of)
 		return;
 	pthread_mutex_lock(&n->lock);
 	if (n->times_pending && futimens(of->fd, n->times))
-		log_msg(LOG_WARNING, "inode %llu: cannot set times: %s",
-			(unsigned long long)n->ino, strerror(errno));
+		log_msg(LOG_WARNING, "inode %llu: cannot set times: %s", (unsigned long long)n->ino,
+			strerror(errno));
 	pthread_mutex_unlock(&n->lock);
 }
 
@@ -366,8 +366,8 @@ generic:;
  */
 static ssize_t write_durable(struct open_file *of, off_t off, ssize_t n)
 {
-	unsigned int how = SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-			   SYNC_FILE_RANGE_WAIT_AFTER;
+	unsigned int how =
+	    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
 
 	if (n <= 0 || !(of->flags & O_DIRECT))
 		return n;

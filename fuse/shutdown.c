@@ -110,8 +110,8 @@ static int sync_through_mount(int root, dev_t dev, const struct sync_item *it)
 {
 	struct open_how how = {
 		.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-			   RESOLVE_NO_XDEV,
+		.resolve =
+		    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
 	};
 	int fd = (int)syscall(SYS_openat2, root, it->rel, &how, sizeof(how));
 	struct stat st;
@@ -169,8 +169,7 @@ void shutdown_sync(void)
 	} else {
 		sync_pass(root, st.st_dev);
 		if (syncfs(root)) /* metadata, and the files with no name */
-			log_msg(LOG_ERR, "syncfs %s: %s", accelfs.mountpoint_real,
-				strerror(errno));
+			log_msg(LOG_ERR, "syncfs %s: %s", accelfs.mountpoint_real, strerror(errno));
 		sync_pass(root, st.st_dev); /* what writers added meanwhile */
 	}
 	__atomic_store_n(&closing, true, __ATOMIC_RELEASE);

@@ -56,7 +56,7 @@ static unsigned long long seed;
 static unsigned long opno;
 static char oplog[LOG_LEN][128];
 static int no_falloc, no_copy, no_mmap, use_direct;
-static int dfd = -1;	      /* -D: the O_DIRECT descriptor */
+static int dfd = -1;	    /* -D: the O_DIRECT descriptor */
 static unsigned char *dbuf; /* -D: page-aligned, MAX_DIO bytes */
 static long pagesz;
 
@@ -495,7 +495,7 @@ static void setup(const char *dir)
 }
 
 /* Relative weights of the operations, in the order of ops[]. */
-static void (*const ops[])(void) = { op_read,	    op_write,	  op_truncate, op_fallocate,
+static void (*const ops[])(void) = { op_read,	    op_write,	  op_truncate,	 op_fallocate,
 				     op_copy_range, op_mmap_read, op_mmap_write, op_reopen,
 				     op_dread,	    op_dwrite };
 static const int weight[] = { 24, 24, 6, 10, 8, 8, 8, 2, 16, 16 };
