@@ -10,9 +10,9 @@
  * dirty pages, through our still-running workers, before it sends FSYNC. So
  * every file open for writing is fsync'ed *through the mount*, by its name
  * there (the backing file's current name in SOURCE, under the mount point),
- * opened beneath the mount root without following any link a user could
- * plant, and checked to be the same inode. A file unlinked while open has no
- * name: syncfs is all it gets, and it is logged.
+ * resolved beneath the mount root without following any link a user could
+ * plant, and checked to be the same regular file before it is opened. A file unlinked while open
+ * has no name: syncfs is all it gets, and it is logged.
  *
  * Sequence: sync pass, syncfs, a second pass for what writers added during
  * the first, then writes and writable opens are refused (shutdown_closing)
@@ -103,30 +103,37 @@ static void collect(struct open_file *of, void *arg)
 
 /*
  * fsync @it's file through the mount at @root (a descriptor of the mount
- * root, whose st_dev is @dev). Returns 0 or -errno; -ESTALE when the name
- * now leads to another file.
+ * root, whose st_dev is @dev). The name is resolved to an O_PATH descriptor
+ * first and checked to be the same regular file before anything is opened,
+ * so a device or FIFO renamed into its place meanwhile is never opened.
+ * Returns 0 or -errno; -ESTALE when the name now leads to another file.
  */
 static int sync_through_mount(int root, dev_t dev, const struct sync_item *it)
 {
 	struct open_how how = {
-		.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 		.resolve =
 		    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
 	};
-	int fd = (int)syscall(SYS_openat2, root, it->rel, &how, sizeof(how));
+	int pfd = (int)syscall(SYS_openat2, root, it->rel, &how, sizeof(how)), fd = -1;
+	char proc[PROC_FD_LEN];
 	struct stat st;
 	int ret = 0;
 
-	if (fd < 0)
+	if (pfd < 0)
 		return -errno;
 	/* accelfs reports the backing inode numbers; NO_XDEV keeps st_dev ours */
-	if (fstat(fd, &st))
+	if (fstat(pfd, &st))
 		ret = -errno;
 	else if (!S_ISREG(st.st_mode) || st.st_dev != dev || st.st_ino != it->ino)
 		ret = -ESTALE;
+	else if ((fd = open(proc_fd_path(pfd, proc), O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		ret = -errno; /* our own descriptor's magic link: the same file */
 	else if (fsync(fd))
 		ret = -errno;
-	close(fd);
+	if (fd >= 0)
+		close(fd);
+	close(pfd);
 	return ret;
 }
 

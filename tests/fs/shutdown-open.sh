@@ -70,6 +70,8 @@ for round in 1 2 3; do
 	wait $wpid 2>/dev/null
 	[ $rc = 0 ] || { cat "$ACCEL_LOG"; fail "round $round: daemon exit status $rc"; }
 	! accel_is_mounted "$base/mnt" || fail "round $round: $base/mnt is still mounted"
+	! grep -q "not fsync'ed through the mount" "$ACCEL_LOG" ||
+		{ cat "$ACCEL_LOG"; fail "round $round: the open file was not fsync'ed by its name"; }
 	acked=$(grep -c '^[0-9]' "$base/acks")
 	check "$base/src/big" "$acked" || { cat "$ACCEL_LOG"; fail "round $round: acknowledged bytes lost"; }
 	echo "round $round: $acked MiB acknowledged, all on SOURCE"
