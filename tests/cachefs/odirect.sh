@@ -6,8 +6,9 @@
 # bucket_size=4K, deferred_write=off, cache=off and writeback=off: every
 # write returns its size (as on ext4, checked first on SOURCE itself),
 # close returns 0, the reads see the bytes and SOURCE has them. SOURCE is an
-# ext4 image on a loop device, which accepts O_DIRECT; without loop devices a
-# tmpfs SOURCE checks only that nothing is lost (tmpfs refuses O_DIRECT).
+# ext4 image on a loop device, which accepts O_DIRECT; without loop devices
+# SOURCE is a plain directory of the test's, and the test then checks only
+# that nothing is lost (it may be tmpfs, which refuses O_DIRECT itself).
 set -u
 . "$(dirname "$0")/lib.sh"
 cfs_init
@@ -19,7 +20,7 @@ loop_cleanup() {
 	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
 }
 cfs_below loop_cleanup
-kind=tmpfs
+kind=plain
 if command -v mkfs.ext4 >/dev/null && [ -e /dev/loop-control ]; then
 	truncate -s 64M img
 	mkfs.ext4 -q -F -b 4096 img || fail "mkfs.ext4"
@@ -28,7 +29,7 @@ if command -v mkfs.ext4 >/dev/null && [ -e /dev/loop-control ]; then
 		kind=ext4
 	fi
 fi
-[ $kind = ext4 ] || echo "NOTE: no loop device: tmpfs SOURCE, checking only that nothing is lost"
+[ $kind = ext4 ] || echo "NOTE: no loop device: SOURCE is a plain directory; checking that nothing is lost"
 
 odirect() { # odirect DIR: the writes and reads, in DIR
 	python3 - "$1" <<'PY'
