@@ -394,8 +394,9 @@ ssize_t stream_write_defer(struct stream *st, const void *buf, size_t len, uint6
 		ret = pool_write_begin_mode(st->pf, off, len, true);
 	pf = st->pf;
 	pthread_mutex_unlock(&st->lock);
+	/* no slot for the file (-ENOSPC from reopen): the caller writes through */
 	if (ret)
-		return ret == -ESTALE ? -EAGAIN : ret;
+		return ret == -ESTALE || ret == -ENOSPC ? -EAGAIN : ret;
 	while (done < len && ret >= 0) {
 		uint64_t bucket = (off + done) / st->bsize;
 		size_t boff = (off + done) % st->bsize;
