@@ -182,6 +182,7 @@ void times_keep(struct inode *n, const struct timespec tv[2])
 static int set_times(struct inode *n, int fd, const struct stat *attr, int valid)
 {
 	struct timespec tv[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
+	/* a hint, without inode->lock: an open racing this SETATTR has written nothing yet */
 	bool open_file = S_ISREG(n->type) && __atomic_load_n(&n->opens, __ATOMIC_RELAXED);
 	struct stat st;
 	int ret;
