@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +52,9 @@ int shutdown_refuse(const struct inode *n, const char *what)
 	return -EIO;
 }
 
-/* One file to sync: its backing inode number and name below the mount (NULL: none). */
+/* One file to sync: its backing inode and name below the mount (NULL: none). */
 struct sync_item {
+	dev_t dev; /* SOURCE may span file systems: (dev, ino) names one file */
 	ino_t ino;
 	char *rel;
 };
@@ -87,7 +89,7 @@ static void collect(struct open_file *of, void *arg)
 	if ((of->flags & O_ACCMODE) == O_RDONLY || !S_ISREG(of->inode->type))
 		return;
 	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i].ino == of->inode->ino)
+		if (l->v[i].ino == of->inode->ino && l->v[i].dev == of->inode->dev)
 			return;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 64;
@@ -98,7 +100,7 @@ static void collect(struct open_file *of, void *arg)
 		l->v = v;
 		l->cap = cap;
 	}
-	l->v[l->n++] = (struct sync_item){ of->inode->ino, source_relpath(of->fd) };
+	l->v[l->n++] = (struct sync_item){ of->inode->dev, of->inode->ino, source_relpath(of->fd) };
 }
 
 /*
