@@ -9,7 +9,12 @@
  * and keep a local copy. The stream's mutex guards only its local buffers.
  *
  * If the pool reused the file's slot (-ESTALE) the stream quietly takes a
- * new handle and retries once.
+ * new handle and retries once. The pool reuses a slot only while it holds
+ * no dirty buffer (I8), so deferred bytes never go with it; a slot reused
+ * under an open handle costs that handle its cached buckets, never a write:
+ * when no slot can be had, writes go to the backend unbracketed (the file
+ * then has no slot, so no cached copy to keep coherent) and deferral is
+ * refused (-EAGAIN: the caller writes through).
  *
  * A pool that cannot be trusted for this file any more goes out of the way:
  * once the pool is broken (SIGBUS, pool_broken) or an invalidation of the
@@ -37,6 +42,8 @@ struct stream {
 	struct ra_state ra;   /* lock: the reader's access pattern (read-ahead) */
 	void *mrc;	      /* the pool's miss-ratio curve region, or NULL */
 	size_t mrc_size;
+	struct pool_file *wpf;	    /* the write bracket's handle, NULL: unbracketed; the
+				     * caller serialises a stream's brackets (see stream.h) */
 	struct pool_file **retired; /* lock: replaced handles other threads may hold */
 	unsigned int nretired;
 	pthread_mutex_t lock;
@@ -310,8 +317,14 @@ int stream_write_begin(struct stream *st, uint64_t off, size_t len)
 	if (dropped)
 		pool_count(st->pf, first, POOL_C_LBUF_WRITE_IOS, (uint64_t)dropped);
 	ret = pool_write_begin(st->pf, off, len);
+	if (ret == -ESTALE && !(ret = reopen(st)))
+		ret = pool_write_begin(st->pf, off, len);
+	st->wpf = ret ? NULL : st->pf;
 	pthread_mutex_unlock(&st->lock);
-	/* -ETIMEDOUT: buckets stay that another mount could serve: no write */
+	/* slot taken by another file and none free: write through, unbracketed */
+	if (ret == -ESTALE || ret == -ENOSPC)
+		return 0;
+	/* a broken pool: there is no cached copy left to keep coherent */
 	if (ret == -EIO && pool_broken(st->pool))
 		return 0;
 	ret = give_up(st, ret);
@@ -320,25 +333,26 @@ int stream_write_begin(struct stream *st, uint64_t off, size_t len)
 
 int stream_write_end(struct stream *st, uint64_t off, ssize_t res)
 {
-	struct pool_file *pf;
+	struct pool_file *pf = st->wpf;
 
-	pthread_mutex_lock(&st->lock);
-	pf = st->pf;
+	if (!pf)
+		return 0;
+	st->wpf = NULL;
 	if (res > 0) {
 		pool_count(pf, off / st->bsize, POOL_C_BACKEND_WRITES, 1);
 		pool_count(pf, off / st->bsize, POOL_C_BACKEND_WRITE_BYTES, (uint64_t)res);
 	}
-	pthread_mutex_unlock(&st->lock);
 	return pool_write_end(pf);
 }
 
 int stream_truncate(struct stream *st, uint64_t size)
 {
-	int ret;
+	int ret = 0;
 
 	pthread_mutex_lock(&st->lock);
 	local_invalidate(st->lc, UINT64_MAX);
-	ret = pool_truncate(st->pf, size);
+	if (st->wpf)
+		ret = pool_truncate(st->wpf, size);
 	pthread_mutex_unlock(&st->lock);
 	return give_up(st, ret);
 }
@@ -414,11 +428,14 @@ ssize_t stream_write_defer(struct stream *st, const void *buf, size_t len, uint6
 	pthread_mutex_lock(&st->lock);
 	for (uint64_t b = first; b <= last; b++)
 		local_invalidate(st->lc, b);
+	ret = pool_write_begin_mode(st->pf, off, len, true);
+	if (ret == -ESTALE && !(ret = reopen(st)))
+		ret = pool_write_begin_mode(st->pf, off, len, true);
 	pf = st->pf;
-	ret = pool_write_begin_mode(pf, off, len, true);
 	pthread_mutex_unlock(&st->lock);
+	/* no slot for the file (-ENOSPC from reopen): the caller writes through */
 	if (ret)
-		return ret == -ESTALE ? -EAGAIN : ret;
+		return ret == -ESTALE || ret == -ENOSPC ? -EAGAIN : ret;
 	while (done < len && ret >= 0) {
 		uint64_t bucket = (off + done) / st->bsize;
 		size_t boff = (off + done) % st->bsize;

@@ -45,7 +45,10 @@ ssize_t stream_read(struct stream *st, void *buf, size_t len, uint64_t off, stre
 /*
  * A write: stream_write_begin() before the backend write, stream_write_end()
  * after it with its result (bytes or -errno), before acknowledging it. See
- * pool_write_begin(). Return 0 or -errno.
+ * pool_write_begin(). Return 0 or -errno. When the pool has no slot for the
+ * file (all taken by files with dirty buffers) the write is not bracketed
+ * and still returns 0: running out of slots never fails a write. The caller
+ * serialises a stream's brackets (accelfs: the file's wb_lock).
  */
 int stream_write_begin(struct stream *st, uint64_t off, size_t len);
 int stream_write_end(struct stream *st, uint64_t off, ssize_t res);

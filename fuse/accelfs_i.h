@@ -9,8 +9,9 @@
  * an inode is its address; inodes are de-duplicated on (st_dev, st_ino) so
  * hard links share one node and stat shows the backing inode number.
  *
- * Lock order: inode table lock (inode.c) -> inode->lock. Neither is taken on
- * the read or write path.
+ * Lock order: inode table lock (inode.c) -> inode->lock; inode->wb_lock ->
+ * inode->lock (writeback.c). The first two are not taken on the read or
+ * write path; wb_lock is, on the write path of cached files.
  */
 #ifndef ACCELFS_FUSE_ACCELFS_I_H
 #define ACCELFS_FUSE_ACCELFS_I_H
@@ -47,10 +48,16 @@ struct inode {
 	struct timespec stamp_mtime;
 	struct timespec stamp_ctime;
 	off_t stamp_size;
+	/* Times set while the file is open (atime, mtime; UTIME_OMIT: not set):
+	 * set again after every write-back until the last close (ops_file.c,
+	 * times_apply), since writing SOURCE moves its mtime. */
+	struct timespec times[2];
+	bool times_pending; /* also read without the lock as a hint */
 
 	/* Deferred write (writeback.c): this daemon's dirty bytes of the file. */
 	pthread_mutex_t wb_lock; /* serialises deferrals, flushes and write-throughs of the file */
 	int wb_err;		 /* atomic: a failed flush's -errno, for the next fsync/close */
+	int wb_fd; /* wb_lock: the daemon's own O_WRONLY descriptor for write-back, -1: none yet */
 };
 
 /* Open files and directories are listed so shutdown can free what the
@@ -71,8 +78,6 @@ struct open_file {
 	struct pool_file_id id; /* identity (immutable) and validator: written by the
 				 * revalidating thread only, see revalidate() in cache_io.c */
 	uint64_t next_check;	/* atomic: revalidate=S, CLOCK_MONOTONIC ns of the next check */
-	struct timespec pending_mtime; /* inode->lock: the kernel's mtime, set at release */
-	bool mtime_pending;
 	int flags;	  /* open(2) flags */
 	bool defer;	  /* writes may be deferred (deferred_write, not O_SYNC unless relaxed) */
 	bool relaxed;	  /* sync=relaxed: fsync/O_SYNC mean "within flush_interval" */
@@ -160,8 +165,11 @@ int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode 
 void wb_open(struct open_file *of, int deferred_attr, int sync_attr);
 ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off);
 int wb_sync(struct open_file *of);
+int wb_close(struct open_file *of);
 void wb_last_close(struct open_file *of);
+void wb_last_handle(struct inode *n);
 int wb_flush_now(struct open_file *of);
+void wb_flush_file(const struct inode *n);
 int wb_write_through_begin(struct open_file *of);
 void wb_write_through_end(struct open_file *of);
 int wb_fsync_relaxed(struct open_file *of);
@@ -175,8 +183,18 @@ void wb_flush_all(void);
 int ra_start(void);
 void ra_stop(void);
 void cache_io_readahead(struct open_file *of, uint64_t off, size_t len);
-/* ops_file.c: call @fn for every open file, under the open file list lock */
+/* ops_entry.c: keep @tv (UTIME_OMIT: not set) as the open file's times to re-apply */
+void times_keep(struct inode *n, const struct timespec tv[2]);
+
+/* ops_file.c: call @fn for every open file that deferred a write (outside the list lock) */
 void ops_file_foreach_deferred(void (*fn)(struct open_file *of, void *arg), void *arg);
+/* ... for every open file, under the open file list lock: @fn must not block */
+void ops_file_foreach(void (*fn)(struct open_file *of, void *arg), void *arg);
+
+/* shutdown.c: before the session ends (see there) */
+void shutdown_sync(void);
+/* Past the final sync: writes and writable opens are refused (-EIO), else 0. */
+int shutdown_refuse(const struct inode *n, const char *what);
 
 /* mountinfo.c: the newest mount at @mnt (an absolute path); 0 or -errno (-ENOENT: none). */
 struct mountinfo_entry {

@@ -49,6 +49,7 @@ struct groups_entry {
 static __thread struct groups_entry groups_cache[CREDS_CACHE_SLOTS];
 static __thread unsigned int groups_next; /* slot to replace next */
 static __thread bool switched;		  /* creds_enter() changed this thread */
+static __thread const struct groups_entry *current; /* whose credentials, while switched */
 
 /* The daemon's own identity, set once (creds_once) and then read-only. */
 static pthread_once_t creds_once = PTHREAD_ONCE_INIT;
@@ -119,6 +120,23 @@ void creds_leave(void)
 	switched = false;
 }
 
+/* Take @g's identity: groups and fsgid while the fsuid is still the daemon's. */
+static int apply(const struct groups_entry *g)
+{
+	switched = true; /* from here on, creds_leave() has something to undo */
+	current = g;
+	if (syscall(SYS_setgroups, g->n, g->list))
+		goto fail;
+	setfsgid(g->gid);
+	setfsuid(g->uid);
+	if (!fsids_are(g->uid, g->gid))
+		goto fail;
+	return 0;
+fail:
+	creds_leave();
+	return -EPERM;
+}
+
 int creds_enter(fuse_req_t req)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
@@ -130,17 +148,20 @@ int creds_enter(fuse_req_t req)
 	if (ctx->uid == (uid_t)-1 || ctx->gid == (gid_t)-1)
 		return -EPERM; /* no valid identity: -1 would only query */
 	g = groups_of(req, ctx);
-	switched = true; /* from here on, creds_leave() has something to undo */
-	if (syscall(SYS_setgroups, g->n, g->list))
-		goto fail;
-	setfsgid(ctx->gid);
-	setfsuid(ctx->uid);
-	if (!fsids_are(ctx->uid, ctx->gid))
-		goto fail;
-	return 0;
-fail:
+	return apply(g);
+}
+
+bool creds_suspend(void)
+{
+	if (!switched)
+		return false;
 	creds_leave();
-	return -EPERM;
+	return true;
+}
+
+int creds_resume(bool suspended)
+{
+	return suspended ? apply(current) : 0;
 }
 
 bool creds_unprivileged(fuse_req_t req)

@@ -29,6 +29,17 @@ int creds_enter(fuse_req_t req);
 /* Back to the daemon's own credentials; a no-op if creds_enter() switched nothing. */
 void creds_leave(void);
 
+/*
+ * The daemon's own work done in the middle of a switched request (opening
+ * its write-back descriptor while a user's SETATTR settles deferred bytes):
+ * creds_suspend() goes back to the daemon's credentials and returns whether
+ * it had to; creds_resume(true) puts the caller's back (same groups, from
+ * this thread's cache). Returns 0, or -EPERM if the caller's did not take
+ * again (the thread is then the daemon's, and creds_leave() is a no-op).
+ */
+bool creds_suspend(void);
+int creds_resume(bool suspended);
+
 /* True if @req comes from a process without the daemon's privileges (uid != 0). */
 bool creds_unprivileged(fuse_req_t req);
 

@@ -34,6 +34,17 @@ int inode_table_init(void)
 	return table ? 0 : -ENOMEM;
 }
 
+/* The node's descriptors and locks go with it (nobody else holds it now). */
+static void inode_free(struct inode *n)
+{
+	close(n->fd);
+	if (n->wb_fd >= 0)
+		close(n->wb_fd);
+	pthread_mutex_destroy(&n->lock);
+	pthread_mutex_destroy(&n->wb_lock);
+	free(n);
+}
+
 void inode_table_destroy(void)
 {
 	size_t i;
@@ -43,20 +54,14 @@ void inode_table_destroy(void)
 
 		for (n = table[i]; n; n = next) {
 			next = n->hnext;
-			close(n->fd);
-			pthread_mutex_destroy(&n->lock);
-			pthread_mutex_destroy(&n->wb_lock);
-			free(n);
+			inode_free(n);
 		}
 	}
 	while (retired) {
 		struct inode *n = retired;
 
 		retired = n->hnext;
-		close(n->fd);
-		pthread_mutex_destroy(&n->lock);
-		pthread_mutex_destroy(&n->wb_lock);
-		free(n);
+		inode_free(n);
 	}
 	free(table);
 	table = NULL;
@@ -144,6 +149,7 @@ static struct inode *inode_new(int fd, const struct stat *st)
 	if (!n)
 		return NULL;
 	n->fd = fd;
+	n->wb_fd = -1;
 	n->dev = st->st_dev;
 	n->ino = st->st_ino;
 	n->type = st->st_mode & S_IFMT;
@@ -257,10 +263,7 @@ void inode_unref(struct inode *n, uint64_t count)
 			*pp = n->hnext;
 	}
 	pthread_mutex_unlock(&table_lock);
-	close(n->fd);
-	pthread_mutex_destroy(&n->lock);
-	pthread_mutex_destroy(&n->wb_lock);
-	free(n);
+	inode_free(n);
 }
 
 const char *proc_fd_path(int fd, char *buf)

@@ -4,9 +4,10 @@
  *
  * All checks that can fail for a user's mistake run before anything is
  * mounted, each ending in one "accelfs: ..." line and a non-zero exit.
- * Shutdown on SIGTERM/SIGINT/SIGHUP first syncs the mount (pushing the
- * kernel's writeback cache through us to SOURCE) while the workers still
- * serve requests, and only then leaves the loop and unmounts, so no write an
+ * Shutdown on SIGTERM/SIGINT/SIGHUP first fsyncs every file open for
+ * writing through the mount and syncs it (pushing the kernel's writeback
+ * cache through us to SOURCE) while the workers still serve requests
+ * (shutdown.c), and only then leaves the loop and unmounts, so no write an
  * application saw acknowledged is lost.
  */
 #include <errno.h>
@@ -166,6 +167,7 @@ static int setup_root(void)
 	r->dev = st.st_dev;
 	r->ino = st.st_ino;
 	r->type = S_IFDIR;
+	r->wb_fd = -1;
 	r->nlookup = 2;
 	pthread_mutex_init(&r->lock, NULL);
 	if (inode_table_init())
@@ -261,23 +263,16 @@ static void on_wakeup_signal(int sig)
 	(void)sig; /* only interrupts the session loop's wait */
 }
 
-/* Sync the mount through the still-running workers, then stop the loop. */
+/* Sync the mount through the still-running workers (shutdown.c), then stop the loop. */
 static void *shutdown_thread(void *arg)
 {
 	char c;
-	int fd;
 
 	(void)arg;
 	while (read(shutdown_pipe[0], &c, 1) < 0 && errno == EINTR)
 		;
 	log_msg(LOG_NOTICE, "signal %d: flushing and unmounting %s", c, accelfs.mountpoint_real);
-	fd = open(accelfs.mountpoint_real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (syncfs(fd))
-			log_msg(LOG_ERR, "syncfs %s: %s", accelfs.mountpoint_real, strerror(errno));
-		close(fd);
-	}
-	wb_flush_all(); /* what syncfs pushed into deferred buffers goes on to SOURCE */
+	shutdown_sync();
 	fuse_session_exit(accelfs.se);
 	pthread_kill(main_thread, SIGUSR2);
 	return NULL;

@@ -179,19 +179,10 @@ static int set_size(struct inode *n, struct open_file *of, off_t size)
 	return ret;
 }
 
-static int set_times(struct inode *n, int fd, const struct stat *attr, int valid)
+static int set_times_now(struct inode *n, int fd, const struct timespec tv[2])
 {
-	struct timespec tv[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
 	char path[PROC_FD_LEN];
 
-	if (valid & FUSE_SET_ATTR_ATIME_NOW)
-		tv[0].tv_nsec = UTIME_NOW;
-	else if (valid & FUSE_SET_ATTR_ATIME)
-		tv[0] = attr->st_atim;
-	if (valid & FUSE_SET_ATTR_MTIME_NOW)
-		tv[1].tv_nsec = UTIME_NOW;
-	else if (valid & FUSE_SET_ATTR_MTIME)
-		tv[1] = attr->st_mtim;
 	if (fd >= 0)
 		return futimens(fd, tv) ? -errno : 0;
 	if (!utimensat(n->fd, "", tv, AT_EMPTY_PATH))
@@ -202,6 +193,56 @@ static int set_times(struct inode *n, int fd, const struct stat *attr, int valid
 		return -EPERM; /* no way to reach the link itself through procfs */
 	return utimensat(AT_FDCWD, proc_fd_path(n->fd, path), tv, 0) ? -errno : 0;
 }
+
+void times_keep(struct inode *n, const struct timespec tv[2])
+{
+	pthread_mutex_lock(&n->lock);
+	if (!n->times_pending)
+		n->times[0].tv_nsec = n->times[1].tv_nsec = UTIME_OMIT;
+	for (int i = 0; i < 2; i++)
+		if (tv[i].tv_nsec != UTIME_OMIT)
+			n->times[i] = tv[i];
+	__atomic_store_n(&n->times_pending, true, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&n->lock);
+}
+
+/*
+ * Times set on an open regular file (GNU tar: write, futimens, close) must
+ * survive what is written back after them: its deferred bytes go to SOURCE
+ * first, and the times (as SOURCE recorded them, for UTIME_NOW) are kept to
+ * be set again after any later write-back until the last close (times_apply
+ * in ops_file.c), since the kernel's writeback cache may still send WRITEs.
+ */
+static int set_times(struct inode *n, int fd, const struct stat *attr, int valid)
+{
+	struct timespec tv[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
+	/* a hint, without inode->lock: an open racing this SETATTR has written nothing yet */
+	bool open_file = S_ISREG(n->type) && __atomic_load_n(&n->opens, __ATOMIC_RELAXED);
+	struct stat st;
+	int ret;
+
+	if (valid & FUSE_SET_ATTR_ATIME_NOW)
+		tv[0].tv_nsec = UTIME_NOW;
+	else if (valid & FUSE_SET_ATTR_ATIME)
+		tv[0] = attr->st_atim;
+	if (valid & FUSE_SET_ATTR_MTIME_NOW)
+		tv[1].tv_nsec = UTIME_NOW;
+	else if (valid & FUSE_SET_ATTR_MTIME)
+		tv[1] = attr->st_mtim;
+	ret = set_times_now(n, fd, tv); /* deferred bytes went first: accel_setattr */
+	if (ret || !open_file || stat_inode(n, &st))
+		return ret;
+	if (tv[0].tv_nsec != UTIME_OMIT)
+		tv[0] = st.st_atim;
+	if (tv[1].tv_nsec != UTIME_OMIT)
+		tv[1] = st.st_mtim;
+	times_keep(n, tv);
+	return 0;
+}
+
+#define TIMES_VALID                                                                        \
+	(FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |              \
+	 FUSE_SET_ATTR_MTIME_NOW)
 
 static int do_setattr(struct inode *n, struct open_file *of, const struct stat *attr, int valid)
 {
@@ -219,8 +260,7 @@ static int do_setattr(struct inode *n, struct open_file *of, const struct stat *
 	}
 	if (!ret && (valid & FUSE_SET_ATTR_SIZE))
 		ret = set_size(n, of, attr->st_size);
-	if (!ret && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
-			      FUSE_SET_ATTR_MTIME_NOW)))
+	if (!ret && (valid & TIMES_VALID))
 		ret = set_times(n, fd, attr, valid);
 	return ret;
 }
@@ -231,9 +271,11 @@ static int do_setattr(struct inode *n, struct open_file *of, const struct stat *
  * write-back -- one extra backend metadata update per fsync'ed record, and
  * the stat in the reply makes the next write take a fine-grained timestamp
  * (multigrain timestamps), so ext4 journals the inode at every fsync. Only
- * that request has this shape (a utimensat by a program carries no handle),
- * so the time is kept on the handle and set once, at release; the reply
- * takes the other attributes from a statx that does not ask for times.
+ * that request has this shape (a utimensat by path carries no handle; a
+ * futimens of the mtime alone looks the same, and is served the same way),
+ * so the time is kept on the node and set at close and release (times_keep);
+ * the reply takes the other attributes from a statx that does not ask for
+ * times.
  */
 static bool kernel_times_flush(const struct open_file *of, int valid)
 {
@@ -263,10 +305,8 @@ static int times_deferred(struct open_file *of, const struct stat *attr, int val
 		.st_ctim = (valid & FUSE_SET_ATTR_CTIME) ? attr->st_ctim : attr->st_mtim,
 	};
 	wb_fix_attr(st);
-	pthread_mutex_lock(&of->inode->lock);
-	of->pending_mtime = attr->st_mtim;
-	of->mtime_pending = true;
-	pthread_mutex_unlock(&of->inode->lock);
+	/* the kernel's mtime now; an explicit atime kept earlier stays */
+	times_keep(of->inode, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, attr->st_mtim });
 	return 0;
 }
 
@@ -321,6 +361,11 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 		return;
 	}
 	ret = kill_setid_as_daemon(req, n, of, attr, &valid);
+	/* times set on an open file: its deferred bytes go to SOURCE first, or
+	 * their write-back would move the mtime after it was set (tar) */
+	if (!ret && (valid & TIMES_VALID) && S_ISREG(n->type) &&
+	    __atomic_load_n(&n->opens, __ATOMIC_RELAXED))
+		wb_flush_file(n);
 	if (!ret)
 		ret = creds_enter(req);
 	if (!ret) {

@@ -95,7 +95,11 @@ static int backing_flags(int flags)
 			flags = (flags & ~O_ACCMODE) | O_RDWR;
 		flags &= ~O_APPEND;
 	}
-	return flags | O_CLOEXEC;
+	/* Never O_DIRECT: libfuse's buffers are not aligned, and the deferred
+	 * write-back and the buffer cache share this descriptor. What the
+	 * application's O_DIRECT promises is kept in the write path instead
+	 * (write_durable). */
+	return (flags & ~O_DIRECT) | O_CLOEXEC;
 }
 
 /* Open through procfs; a write-only file we may not read is opened as asked. */
@@ -111,20 +115,38 @@ static int open_backing(struct inode *n, int kernel_flags)
 	return fd;
 }
 
-/* The kernel's last mtime of the file, kept since a SETATTR (ops_entry.c, kernel_times_flush). */
-static void apply_pending_mtime(struct open_file *of)
+/*
+ * Times set on the open file (explicitly, or the kernel's mtime: see
+ * set_times and kernel_times_flush in ops_entry.c) are set again after what
+ * this close or release wrote back, which moved SOURCE's mtime.
+ */
+static void times_apply(struct open_file *of)
 {
 	struct inode *n = of->inode;
 
+	if (!__atomic_load_n(&n->times_pending, __ATOMIC_RELAXED))
+		return;
 	pthread_mutex_lock(&n->lock);
-	if (of->mtime_pending) {
-		struct timespec tv[2] = { { .tv_nsec = UTIME_OMIT }, of->pending_mtime };
+	if (n->times_pending && futimens(of->fd, n->times))
+		log_msg(LOG_WARNING, "inode %llu: cannot set times: %s", (unsigned long long)n->ino,
+			strerror(errno));
+	pthread_mutex_unlock(&n->lock);
+}
 
-		if (futimens(of->fd, tv))
-			log_msg(LOG_WARNING, "inode %llu: cannot set mtime: %s",
-				(unsigned long long)n->ino, strerror(errno));
-		of->mtime_pending = false;
-	}
+/*
+ * An application's write that reaches us as it is made (no writeback cache,
+ * or O_DIRECT) sets the mtime itself, as on a local file system: times set
+ * before it are not set again.
+ */
+static void times_written(struct open_file *of)
+{
+	struct inode *n = of->inode;
+
+	if ((accelfs.opts.writeback && !(of->flags & O_DIRECT)) ||
+	    !__atomic_load_n(&n->times_pending, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&n->lock);
+	__atomic_store_n(&n->times_pending, false, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&n->lock);
 }
 
@@ -139,9 +161,10 @@ static void handle_free(struct open_file *of)
 	/* deferred bytes first: their write-back would move the mtime set next */
 	if (__atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
 		wb_sync(of);
-	apply_pending_mtime(of); /* release, or the kernel never released it (unmount) */
+	times_apply(of); /* release, or the kernel never released it (unmount) */
 	pthread_mutex_lock(&n->lock);
-	n->opens--;
+	if (--n->opens == 0) /* nothing is written back after the last close */
+		__atomic_store_n(&n->times_pending, false, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&n->lock);
 	handle_list_del(&of->link, &open_files_lock);
 	pthread_mutex_lock(&open_files_lock);
@@ -149,6 +172,7 @@ static void handle_free(struct open_file *of)
 		pthread_cond_wait(&open_files_idle, &open_files_lock);
 	pthread_mutex_unlock(&open_files_lock);
 	cache_io_close(of);
+	wb_last_handle(n);
 	close(of->fd);
 	free(of);
 }
@@ -159,9 +183,16 @@ static void handle_free(struct open_file *of)
  */
 static int handle_new(struct inode *n, int fd, const struct stat *st, struct fuse_file_info *fi)
 {
-	struct open_file *of = calloc(1, sizeof(*of));
+	struct open_file *of = NULL;
 	struct stat buf;
+	/* past shutdown's final sync nothing written would reach SOURCE */
+	int ret = (fi->flags & O_ACCMODE) != O_RDONLY ? shutdown_refuse(n, "an open") : 0;
 
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	of = calloc(1, sizeof(*of));
 	if (!of || (!st && fstat(fd, &buf))) {
 		int err = of ? errno : ENOMEM;
 
@@ -283,7 +314,7 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	/* Deferred bytes first (nobody is left to hear of a failure: it is logged). */
 	if (__atomic_load_n(&fh->deferred, __ATOMIC_RELAXED))
 		wb_sync(fh);
-	apply_pending_mtime(fh);
+	times_apply(fh);
 	/* What we leave in the kernel cache now matches the backing file. */
 	if (!fi->direct_io && !fstat(fh->fd, &st)) {
 		pthread_mutex_lock(&n->lock);
@@ -318,10 +349,10 @@ static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
  */
 static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	int ret = wb_sync(fh_of(fi));
+	int ret = wb_close(fh_of(fi));
 
 	(void)ino;
-	apply_pending_mtime(fh_of(fi)); /* before close returns, not at the async release */
+	times_apply(fh_of(fi)); /* before close returns, not at the async release */
 	fuse_reply_err(req, -ret);
 }
 
@@ -396,23 +427,43 @@ static void kill_setid_on_write(fuse_req_t req, fuse_ino_t ino, struct open_file
 	inode_note_mode(of->inode, &st);
 }
 
+/*
+ * An application's O_DIRECT write (never deferred, see wb_open) is on
+ * SOURCE's device before it is acknowledged, as on a local file system; the
+ * backing descriptor itself is buffered (backing_flags). Returns @n or -errno.
+ */
+static ssize_t write_durable(struct open_file *of, off_t off, ssize_t n)
+{
+	unsigned int how =
+	    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+
+	if (n <= 0 || !(of->flags & O_DIRECT))
+		return n;
+	return sync_file_range(of->fd, off, n, how) ? -errno : n;
+}
+
 static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 			    struct fuse_file_info *fi)
 {
 	struct open_file *of = fh_of(fi);
-	ssize_t n;
+	/* past shutdown's final sync: refused, not acknowledged and dropped */
+	ssize_t n = shutdown_refuse(of->inode, "a write");
 
-	if (__atomic_load_n(&of->inode->setid, __ATOMIC_RELAXED) && !fi->writepage)
+	if (n == 0 && __atomic_load_n(&of->inode->setid, __ATOMIC_RELAXED) && !fi->writepage)
 		kill_setid_on_write(req, ino, of);
-	n = wb_write(of, in, off);
-	if (n >= 0 || n != -EAGAIN)
+	if (n == 0)
+		n = wb_write(of, in, off);
+	if (n != -EAGAIN)
 		goto reply;
 	n = cache_io_write_begin(of, (uint64_t)off, fuse_buf_size(in));
 	if (n == 0) {
 		n = write_bufvec(of->fd, in, off);
 		cache_io_write_end(of, (uint64_t)off, n);
 	}
+	n = write_durable(of, off, n);
 reply:
+	if (n > 0)
+		times_written(of);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -500,6 +551,14 @@ void ops_file_fill(struct fuse_lowlevel_ops *ops)
 	ops->lseek = accel_lseek;
 	if (accelfs.opts.deferred_write && accelfs.opts.cache)
 		ops->flush = accel_flush;
+}
+
+void ops_file_foreach(void (*fn)(struct open_file *of, void *arg), void *arg)
+{
+	pthread_mutex_lock(&open_files_lock);
+	for (struct handle_link *h = open_files.next; h && h != &open_files; h = h->next)
+		fn((struct open_file *)h, arg);
+	pthread_mutex_unlock(&open_files_lock);
 }
 
 /*

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "creds.h"
 #include "stream.h"
 
 static uint32_t owner; /* our pid: the owner of our dirty buffers */
@@ -60,8 +61,9 @@ void wb_open(struct open_file *of, int deferred_attr, int sync_attr)
 	of->relaxed = sync_attr < 0 ? o->sync_relaxed : sync_attr == 1;
 	/* Read-modify-write needs a readable descriptor; an O_APPEND one writes
 	 * at SOURCE's end whatever the offset, so only SOURCE can place it. */
+	/* O_DIRECT: the bytes must be on SOURCE's device when the write returns */
 	of->defer = fl >= 0 && (fl & O_ACCMODE) == O_RDWR && !(fl & O_APPEND) &&
-		    (!(of->flags & (O_SYNC | O_DSYNC)) || of->relaxed);
+		    !(of->flags & O_DIRECT) && (!(of->flags & (O_SYNC | O_DSYNC)) || of->relaxed);
 	if (!of->relaxed || !writes)
 		return;
 	if (of->stream)
@@ -90,13 +92,66 @@ static ssize_t backend_read_fn(void *arg, void *buf, size_t len, uint64_t off)
 	return backend_pread(of->rmw_fd >= 0 ? of->rmw_fd : of->fd, buf, len, (off_t)off);
 }
 
+/*
+ * wb_lock held: the descriptor deferred bytes are written back through. Not
+ * the handle's own: the flush may run on behalf of a reader (fsync or close
+ * of a read-only descriptor, the flusher picking any handle) whose descriptor
+ * cannot write. The daemon opens the file once per node for writing with its
+ * own rights, through the node's O_PATH descriptor (no name is followed);
+ * where that is refused, a writable handle's descriptor still serves.
+ */
+static int wb_fd_get(struct open_file *of)
+{
+	struct inode *n = of->inode;
+
+	if (n->wb_fd < 0) {
+		char proc[PROC_FD_LEN];
+		/* the daemon's descriptor, even inside a user's SETATTR or truncate */
+		bool suspended = creds_suspend();
+
+		n->wb_fd = open(proc_fd_path(n->fd, proc), O_WRONLY | O_CLOEXEC);
+		/* the rest of the request must not run as root: fail closed (it
+		 * took a moment ago with the same ids; only a broken kernel refuses) */
+		if (creds_resume(suspended)) {
+			log_msg(LOG_CRIT, "cannot take the caller's credentials again: stopping");
+			abort();
+		}
+		if (n->wb_fd < 0 && (of->flags & O_ACCMODE) == O_RDONLY)
+			log_msg(LOG_WARNING, "inode %llu: cannot open for write-back: %s",
+				(unsigned long long)n->ino, strerror(errno));
+	}
+	return n->wb_fd >= 0 ? n->wb_fd : of->fd;
+}
+
+/*
+ * The file's last handle went (after its write-back): close the node's
+ * write-back descriptor too. Kept open, it would make exec of the file in
+ * SOURCE fail with ETXTBSY for as long as the kernel remembers the name.
+ */
+void wb_last_handle(struct inode *n)
+{
+	bool last;
+
+	pthread_mutex_lock(&n->wb_lock);
+	pthread_mutex_lock(&n->lock);
+	last = n->opens == 0;
+	pthread_mutex_unlock(&n->lock);
+	if (last && n->wb_fd >= 0) {
+		close(n->wb_fd);
+		n->wb_fd = -1;
+	}
+	pthread_mutex_unlock(&n->wb_lock);
+}
+
+/* wb_lock held (every caller flushes or writes through under it). */
 static ssize_t backend_write_fn(void *arg, const void *buf, size_t len, uint64_t off)
 {
 	struct open_file *of = arg;
+	int fd = wb_fd_get(of);
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n = backend_pwrite(of->fd, (const uint8_t *)buf + done, len - done,
+		ssize_t n = backend_pwrite(fd, (const uint8_t *)buf + done, len - done,
 					   (off_t)(off + done));
 
 		if (n <= 0)
@@ -287,6 +342,25 @@ int wb_flush_now(struct open_file *of)
 	return flush(of, UINT64_MAX);
 }
 
+static void flush_same_file(struct open_file *of, void *arg)
+{
+	const struct inode *n = arg;
+
+	/* a retired node and its successor are one file: match the backing inode */
+	if (of->inode->dev == n->dev && of->inode->ino == n->ino)
+		flush(of, UINT64_MAX);
+}
+
+/*
+ * Before its times are set: the file's deferred bytes, through whichever of
+ * our handles deferred them, so that their write-back does not move the
+ * mtime afterwards. A failure stays with the file (next fsync or close).
+ */
+void wb_flush_file(const struct inode *n)
+{
+	ops_file_foreach_deferred(flush_same_file, (void *)n);
+}
+
 /* Flush everything now; the result (or an earlier flush's error) is the caller's. */
 int wb_sync(struct open_file *of)
 {
@@ -295,6 +369,17 @@ int wb_sync(struct open_file *of)
 
 	/* a failure that this flush put right (space freed since) is not reported */
 	return ret ? ret : (wb_pending(of) ? err : 0);
+}
+
+/*
+ * close(2) of a handle (FUSE flush): a writer's close puts the file's
+ * deferred bytes on SOURCE (close-to-open) and reports an earlier flush's
+ * failure. A reader's close leaves them to their writers, as a local file
+ * system does (the reader had them from the pool anyway).
+ */
+int wb_close(struct open_file *of)
+{
+	return (of->flags & O_ACCMODE) == O_RDONLY ? 0 : wb_sync(of);
 }
 
 /*

@@ -543,6 +543,52 @@ static void test_bumper_word(void)
 	env_close(&e);
 }
 
+/*
+ * More open files than slots (issue 15): a stream whose slot went to another
+ * file takes a new one at its next write (never -ESTALE); a slot with dirty
+ * buffers is never taken; with every slot dirty, a write goes through
+ * unbracketed (0) and deferral is refused (-EAGAIN: write through).
+ */
+static void test_slot_taken_while_open(void)
+{
+	char err[256];
+	struct pool_config cfg = { .name = ct_name("dw-slots"),
+				   .bucket_size = BS,
+				   .nbufs = NBUFS,
+				   .max_files = 2,
+				   .err = err,
+				   .errlen = sizeof(err) };
+	struct pool_file_id ia = ct_id(21, 0), ib = ct_id(22, 0), ic = ct_id(23, 0);
+	struct fake *fa = calloc(1, sizeof(*fa)), *fc = calloc(1, sizeof(*fc));
+	struct stream *a, *b, *c;
+	struct pool *pool;
+	bool foreign;
+
+	CU_ASSERT_FATAL(fa && fc && pool_open(&cfg, &pool) == 0);
+	CU_ASSERT_FATAL(stream_open(pool, &ia, "a", 0, 0, &a) == 0);
+	CU_ASSERT_FATAL(stream_open(pool, &ib, "b", 0, 0, &b) == 0);
+	CU_ASSERT_FATAL(stream_open(pool, &ic, "c", 0, 0, &c) == 0); /* takes a's slot */
+	CU_ASSERT_EQUAL(stream_write_begin(a, 0, 3), 0);	     /* a takes b's */
+	CU_ASSERT_EQUAL(stream_write_end(a, 0, 3), 0);
+	CU_ASSERT_EQUAL(stream_write_defer(a, "aaa", 3, 0, fake_read, fa, 1000, &foreign), 3);
+	CU_ASSERT_EQUAL(stream_write_defer(c, "ccc", 3, 0, fake_read, fc, 1000, &foreign), 3);
+	/* both slots hold dirty buffers now: b cannot have one */
+	CU_ASSERT_EQUAL(stream_write_begin(b, 0, 3), 0);
+	CU_ASSERT_EQUAL(stream_write_end(b, 0, 3), 0);
+	CU_ASSERT_EQUAL(stream_write_defer(b, "bbb", 3, 0, fake_read, fa, 1000, &foreign), -EAGAIN);
+	CU_ASSERT_EQUAL(stream_flush(a, 1000, UINT64_MAX, fake_write, fa), 0);
+	CU_ASSERT_EQUAL(stream_flush(c, 1000, UINT64_MAX, fake_write, fc), 0);
+	CU_ASSERT(fa->size == 3 && memcmp(fa->data, "aaa", 3) == 0);
+	CU_ASSERT(fc->size == 3 && memcmp(fc->data, "ccc", 3) == 0);
+	stream_close(a);
+	stream_close(b);
+	stream_close(c);
+	pool_close(pool);
+	pool_unlink(cfg.name);
+	free(fa);
+	free(fc);
+}
+
 int main(void)
 {
 	CU_pSuite s = ct_suite("dirty");
@@ -564,5 +610,6 @@ int main(void)
 	CU_add_test(s, "flush below the deferred end, and past it", test_flush_below_deferred_end);
 	CU_add_test(s, "deferral racing invalidation loses nothing", test_defer_races_invalidate);
 	CU_add_test(s, "a bump under way, and a dead bumper", test_bumper_word);
+	CU_add_test(s, "more open streams than slots: no write fails", test_slot_taken_while_open);
 	return ct_run();
 }

@@ -2,7 +2,7 @@
 /*
  * fsx: a random-operation exerciser in the spirit of the classic fsx.
  *
- *   fsx [-N ops] [-S seed] [-F] [-C] [-M] DIR
+ *   fsx [-N ops] [-S seed] [-F] [-C] [-M] [-D] DIR
  *
  * Works on DIR/fsx.file with writes, reads, truncates, fallocate (plain,
  * KEEP_SIZE, PUNCH_HOLE, ZERO_RANGE), copy_file_range from DIR/fsx.src, mmap
@@ -14,7 +14,10 @@
  * The seed comes first on stdout ("fsx: seed N"); -S N replays a run.  On a
  * mismatch it prints the last ops and the first differing offset and exits 1.
  * -F, -C, -M leave out fallocate, copy_file_range, mmap (for file systems
- * that do not support them; the caller must say why).
+ * that do not support them; the caller must say why). -D adds reads and
+ * writes through a second, O_DIRECT descriptor: 4 KiB-aligned, up to 1 MiB,
+ * from page-aligned buffers, mixed with the buffered ones (and, as the
+ * classic fsx -Z, without mmap, whose pages O_DIRECT does not keep coherent).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +37,8 @@
 #define FAR_LEN (1LL << 20)
 #define SRC_LEN (1LL << 20)
 #define MAX_IO (256LL << 10)
+#define DIO_ALIGN 4096LL
+#define MAX_DIO (1LL << 20)
 #define LOG_LEN 20
 
 /* What the file must hold: bytes below MAIN_LEN, the far window, zeros between. */
@@ -50,7 +55,9 @@ static uint64_t rng;
 static unsigned long long seed;
 static unsigned long opno;
 static char oplog[LOG_LEN][128];
-static int no_falloc, no_copy, no_mmap;
+static int no_falloc, no_copy, no_mmap, use_direct;
+static int dfd = -1;	    /* -D: the O_DIRECT descriptor */
+static unsigned char *dbuf; /* -D: page-aligned, MAX_DIO bytes */
 static long pagesz;
 
 static uint64_t rnd(void)
@@ -380,6 +387,47 @@ static void op_mmap_write(void)
 	model_put(&file, off, len, iobuf);
 }
 
+/* An aligned offset and length for O_DIRECT, inside one window. */
+static long long rnd_dio(long long *len)
+{
+	long long off = rnd_off() & ~(DIO_ALIGN - 1);
+	long long lim = off < MAIN_LEN ? MAIN_LEN - off : FAR_BASE + FAR_LEN - off;
+
+	*len = rnd_below(3) ? DIO_ALIGN * (1 + rnd_below(16)) : DIO_ALIGN * (1 + rnd_below(256));
+	if (*len > lim)
+		*len = lim;
+	return off;
+}
+
+static void op_dwrite(void)
+{
+	long long len, off = rnd_dio(&len);
+	ssize_t n;
+
+	logop("O_DIRECT write %lld+%lld", off, len);
+	fill_random(dbuf, len);
+	n = pwrite(dfd, dbuf, len, off);
+	if (n != len)
+		die("O_DIRECT pwrite %lld+%lld returned %zd: %s", off, len, n, strerror(errno));
+	model_put(&file, off, len, dbuf);
+	if (off + len > file.size)
+		file.size = off + len;
+}
+
+static void op_dread(void)
+{
+	long long len, off = rnd_dio(&len);
+	long long want = off >= file.size ? 0 : (len < file.size - off ? len : file.size - off);
+	ssize_t n;
+
+	logop("O_DIRECT read %lld+%lld (size %lld)", off, len, file.size);
+	n = pread(dfd, dbuf, len, off);
+	if (n != want)
+		die("O_DIRECT pread %lld+%lld returned %zd, expected %lld: %s", off, len, n, want,
+		    n < 0 ? strerror(errno) : "short");
+	check("O_DIRECT read", off, dbuf, n);
+}
+
 static void op_reopen(void)
 {
 	logop("close/reopen%s", opno % 2 ? " + fsync" : "");
@@ -437,12 +485,20 @@ static void setup(const char *dir)
 		die("write %s: %s", src_path, strerror(errno));
 	model_put(&src, 0, SRC_LEN, iobuf);
 	src.size = SRC_LEN;
+	if (!use_direct)
+		return;
+	dfd = open(path, O_RDWR | O_DIRECT);
+	if (dfd < 0)
+		die("open %s O_DIRECT: %s", path, strerror(errno));
+	if (posix_memalign((void **)&dbuf, (size_t)pagesz, MAX_DIO))
+		die("out of memory");
 }
 
 /* Relative weights of the operations, in the order of ops[]. */
 static void (*const ops[])(void) = { op_read,	    op_write,	  op_truncate,	 op_fallocate,
-				     op_copy_range, op_mmap_read, op_mmap_write, op_reopen };
-static const int weight[] = { 24, 24, 6, 10, 8, 8, 8, 2 };
+				     op_copy_range, op_mmap_read, op_mmap_write, op_reopen,
+				     op_dread,	    op_dwrite };
+static const int weight[] = { 24, 24, 6, 10, 8, 8, 8, 2, 16, 16 };
 
 static int op_enabled(int i)
 {
@@ -452,6 +508,8 @@ static int op_enabled(int i)
 		return !no_copy;
 	if (ops[i] == op_mmap_read || ops[i] == op_mmap_write)
 		return !no_mmap;
+	if (ops[i] == op_dread || ops[i] == op_dwrite)
+		return use_direct;
 	return 1;
 }
 
@@ -481,7 +539,7 @@ static void run(unsigned long nops)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: fsx [-N ops] [-S seed] [-F] [-C] [-M] DIR\n");
+	fprintf(stderr, "usage: fsx [-N ops] [-S seed] [-F] [-C] [-M] [-D] DIR\n");
 	exit(2);
 }
 
@@ -491,7 +549,7 @@ int main(int argc, char **argv)
 	int opt;
 
 	seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32);
-	while ((opt = getopt(argc, argv, "N:S:FCM")) != -1) {
+	while ((opt = getopt(argc, argv, "N:S:FCMD")) != -1) {
 		if (opt == 'N')
 			nops = strtoul(optarg, NULL, 0);
 		else if (opt == 'S')
@@ -502,6 +560,8 @@ int main(int argc, char **argv)
 			no_copy = 1;
 		else if (opt == 'M')
 			no_mmap = 1;
+		else if (opt == 'D')
+			use_direct = no_mmap = 1;
 		else
 			usage();
 	}
@@ -515,6 +575,9 @@ int main(int argc, char **argv)
 	run(nops);
 	close(fd);
 	close(src_fd);
+	if (dfd >= 0)
+		close(dfd);
+	free(dbuf);
 	unlink(path);
 	unlink(src_path);
 	printf("fsx: %lu operations ok (seed %llu)\n", nops, seed);
