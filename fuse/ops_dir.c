@@ -35,13 +35,15 @@ static void dir_free(struct dir_handle *d)
 static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct dir_handle *d = calloc(1, sizeof(*d));
-	int fd, err;
+	int fd, err, nfd;
 
 	if (!d) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	fd = openat(inode_get(ino)->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	nfd = inode_fd_get(inode_get(ino));
+	fd = INODE_FD_OR(nfd, openat(nfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	inode_fd_put(inode_get(ino), nfd);
 	if (fd < 0 || !(d->dp = fdopendir(fd))) {
 		err = errno;
 		if (fd >= 0)

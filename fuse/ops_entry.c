@@ -22,7 +22,12 @@
 
 static int stat_inode(struct inode *n, struct stat *st)
 {
-	return fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+	int fd = inode_fd_get(n);
+	int ret =
+	    INODE_FD_OR(fd, fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) ? -errno : 0;
+
+	inode_fd_put(n, fd);
+	return ret;
 }
 
 void entry_fill_timeouts(struct fuse_entry_param *e)
@@ -34,10 +39,11 @@ void entry_fill_timeouts(struct fuse_entry_param *e)
 int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
 {
 	struct inode *p = inode_get(parent), *n;
-	int fd, err = 0;
+	int fd, err = 0, pfd = inode_fd_get(p);
 
 	memset(e, 0, sizeof(*e));
-	fd = openat(p->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	fd = INODE_FD_OR(pfd, openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+	inode_fd_put(p, pfd);
 	if (fd < 0)
 		return -errno;
 	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) {
@@ -115,17 +121,24 @@ static void accel_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 static int set_mode(struct inode *n, int fd, mode_t mode)
 {
 	char path[PROC_FD_LEN];
+	int nfd, ret;
 
 	if (fd >= 0)
 		return fchmod(fd, mode) ? -errno : 0;
-	return chmod(proc_fd_path(n->fd, path), mode) ? -errno : 0;
+	nfd = inode_fd_get(n);
+	ret = INODE_FD_OR(nfd, chmod(proc_fd_path(nfd, path), mode)) ? -errno : 0;
+	inode_fd_put(n, nfd);
+	return ret;
 }
 
 static int truncate_path(struct inode *n, off_t size)
 {
 	char path[PROC_FD_LEN];
+	int fd = inode_fd_get(n);
+	int ret = INODE_FD_OR(fd, truncate(proc_fd_path(fd, path), size)) ? -errno : 0;
 
-	return truncate(proc_fd_path(n->fd, path), size) ? -errno : 0;
+	inode_fd_put(n, fd);
+	return ret;
 }
 
 /* A size change keeps the buffer cache coherent around the backend truncate. */
@@ -149,6 +162,7 @@ static int set_times(struct inode *n, int fd, const struct stat *attr, int valid
 {
 	struct timespec tv[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
 	char path[PROC_FD_LEN];
+	int ret;
 
 	if (valid & FUSE_SET_ATTR_ATIME_NOW)
 		tv[0].tv_nsec = UTIME_NOW;
@@ -160,13 +174,16 @@ static int set_times(struct inode *n, int fd, const struct stat *attr, int valid
 		tv[1] = attr->st_mtim;
 	if (fd >= 0)
 		return futimens(fd, tv) ? -errno : 0;
-	if (!utimensat(n->fd, "", tv, AT_EMPTY_PATH))
-		return 0;
-	if (errno != EINVAL && errno != ENOENT && errno != EBADF)
-		return -errno;
-	if (S_ISLNK(n->type))
-		return -EPERM; /* no way to reach the link itself through procfs */
-	return utimensat(AT_FDCWD, proc_fd_path(n->fd, path), tv, 0) ? -errno : 0;
+	fd = inode_fd_get(n);
+	if (fd < 0)
+		return fd;
+	ret = utimensat(fd, "", tv, AT_EMPTY_PATH) ? -errno : 0;
+	if (ret == -EINVAL || ret == -ENOENT || ret == -EBADF)
+		ret = S_ISLNK(n->type) ? -EPERM /* no way to reach the link itself through procfs */
+		      : utimensat(AT_FDCWD, proc_fd_path(fd, path), tv, 0) ? -errno
+									   : 0;
+	inode_fd_put(n, fd);
+	return ret;
 }
 
 static int do_setattr(struct inode *n, struct open_file *of, const struct stat *attr, int valid)
@@ -179,9 +196,12 @@ static int do_setattr(struct inode *n, struct open_file *of, const struct stat *
 	if (!ret && (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) {
 		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
 		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
+		int nfd = inode_fd_get(n);
 
-		if (fchownat(n->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+		if (INODE_FD_OR(nfd,
+				fchownat(nfd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)))
 			ret = -errno;
+		inode_fd_put(n, nfd);
 	}
 	if (!ret && (valid & FUSE_SET_ATTR_SIZE))
 		ret = set_size(n, of, attr->st_size);
@@ -270,7 +290,10 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 static void accel_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	char buf[PATH_MAX + 1];
-	ssize_t len = readlinkat(inode_get(ino)->fd, "", buf, sizeof(buf));
+	int fd = inode_fd_get(inode_get(ino));
+	ssize_t len = INODE_FD_OR(fd, readlinkat(fd, "", buf, sizeof(buf)));
+
+	inode_fd_put(inode_get(ino), fd);
 
 	if (len < 0)
 		fuse_reply_err(req, errno);
@@ -287,13 +310,18 @@ void entry_chown_new(fuse_req_t req, struct inode *parent, const char *name)
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	gid_t gid = ctx->gid;
 	struct stat pst;
+	int pfd;
 
 	if (!accelfs.chown_new || (ctx->uid == 0 && ctx->gid == 0))
 		return;
-	if (!fstatat(parent->fd, "", &pst, AT_EMPTY_PATH) && (pst.st_mode & S_ISGID))
+	pfd = inode_fd_get(parent);
+	if (pfd < 0)
+		return;
+	if (!fstatat(pfd, "", &pst, AT_EMPTY_PATH) && (pst.st_mode & S_ISGID))
 		gid = (gid_t)-1; /* set-group-ID directory: the file system chose the group */
 	/* Best effort, as a kernel file system would create it already owned. */
-	(void)!fchownat(parent->fd, name, ctx->uid, gid, AT_SYMLINK_NOFOLLOW);
+	(void)!fchownat(pfd, name, ctx->uid, gid, AT_SYMLINK_NOFOLLOW);
+	inode_fd_put(parent, pfd);
 }
 
 /*
@@ -338,31 +366,45 @@ static void reply_created(fuse_req_t req, fuse_ino_t parent, const char *name, i
 static void accel_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 			dev_t rdev)
 {
-	reply_created(req, parent, name,
-		      mknodat(inode_get(parent)->fd, name, entry_mode(req, mode), rdev));
+	struct inode *p = inode_get(parent);
+	int pfd = inode_fd_get(p);
+	int res = INODE_FD_OR(pfd, mknodat(pfd, name, entry_mode(req, mode), rdev));
+
+	inode_fd_put(p, pfd);
+	reply_created(req, parent, name, res);
 }
 
 static void accel_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
-	reply_created(req, parent, name,
-		      mkdirat(inode_get(parent)->fd, name, entry_mode(req, mode)));
+	struct inode *p = inode_get(parent);
+	int pfd = inode_fd_get(p);
+	int res = INODE_FD_OR(pfd, mkdirat(pfd, name, entry_mode(req, mode)));
+
+	inode_fd_put(p, pfd);
+	reply_created(req, parent, name, res);
 }
 
 static void accel_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
-	reply_created(req, parent, name, symlinkat(link, inode_get(parent)->fd, name));
+	struct inode *p = inode_get(parent);
+	int pfd = inode_fd_get(p);
+	int res = INODE_FD_OR(pfd, symlinkat(link, pfd, name));
+
+	inode_fd_put(p, pfd);
+	reply_created(req, parent, name, res);
 }
 
 static void accel_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
 	struct inode *n = inode_get(ino), *np = inode_get(newparent);
 	char path[PROC_FD_LEN];
-	int res;
+	int res, fd = inode_fd_get(n), npfd = inode_fd_get(np);
 
-	res = linkat(n->fd, "", np->fd, newname, AT_EMPTY_PATH);
-	if (res && (errno == ENOENT || errno == EPERM) && !S_ISLNK(n->type))
-		res =
-		    linkat(AT_FDCWD, proc_fd_path(n->fd, path), np->fd, newname, AT_SYMLINK_FOLLOW);
+	res = INODE_FD_OR(fd, INODE_FD_OR(npfd, linkat(fd, "", npfd, newname, AT_EMPTY_PATH)));
+	if (res && (errno == ENOENT || errno == EPERM) && !S_ISLNK(n->type) && fd >= 0 && npfd >= 0)
+		res = linkat(AT_FDCWD, proc_fd_path(fd, path), npfd, newname, AT_SYMLINK_FOLLOW);
+	inode_fd_put(n, fd);
+	inode_fd_put(np, npfd);
 	if (res) {
 		fuse_reply_err(req, errno);
 		return;
@@ -372,28 +414,45 @@ static void accel_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, con
 
 static void accel_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, unlinkat(inode_get(parent)->fd, name, 0) ? errno : 0);
+	struct inode *p = inode_get(parent);
+	int pfd = inode_fd_get(p);
+	int err = INODE_FD_OR(pfd, unlinkat(pfd, name, 0)) ? errno : 0;
+
+	inode_fd_put(p, pfd);
+	fuse_reply_err(req, err);
 }
 
 static void accel_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, unlinkat(inode_get(parent)->fd, name, AT_REMOVEDIR) ? errno : 0);
+	struct inode *p = inode_get(parent);
+	int pfd = inode_fd_get(p);
+	int err = INODE_FD_OR(pfd, unlinkat(pfd, name, AT_REMOVEDIR)) ? errno : 0;
+
+	inode_fd_put(p, pfd);
+	fuse_reply_err(req, err);
 }
 
 static void accel_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 			 const char *newname, unsigned int flags)
 {
-	int res = renameat2(inode_get(parent)->fd, name, inode_get(newparent)->fd, newname, flags);
+	struct inode *p = inode_get(parent), *np = inode_get(newparent);
+	int pfd = inode_fd_get(p), npfd = inode_fd_get(np);
+	int res = INODE_FD_OR(pfd, INODE_FD_OR(npfd, renameat2(pfd, name, npfd, newname, flags)));
 
+	inode_fd_put(p, pfd);
+	inode_fd_put(np, npfd);
 	fuse_reply_err(req, res ? errno : 0);
 }
 
 static void accel_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct statvfs sv;
+	int fd = inode_fd_get(inode_get(ino));
+	int err = INODE_FD_OR(fd, fstatvfs(fd, &sv)) ? errno : 0;
 
-	if (fstatvfs(inode_get(ino)->fd, &sv))
-		fuse_reply_err(req, errno);
+	inode_fd_put(inode_get(ino), fd);
+	if (err)
+		fuse_reply_err(req, err);
 	else
 		fuse_reply_statfs(req, &sv);
 }
@@ -402,13 +461,17 @@ static void accel_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
 	char path[PROC_FD_LEN];
 	struct inode *n = inode_get(ino);
+	int fd, err;
 
 	if (S_ISLNK(n->type)) {
 		fuse_reply_err(req, 0);
 		return;
 	}
-	fuse_reply_err(req, faccessat(AT_FDCWD, proc_fd_path(n->fd, path), mask, AT_EACCESS) ? errno
-											     : 0);
+	fd = inode_fd_get(n);
+	err = INODE_FD_OR(fd, faccessat(AT_FDCWD, proc_fd_path(fd, path), mask, AT_EACCESS)) ? errno
+											     : 0;
+	inode_fd_put(n, fd);
+	fuse_reply_err(req, err);
 }
 
 void ops_entry_fill(struct fuse_lowlevel_ops *ops)

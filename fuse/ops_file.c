@@ -102,11 +102,13 @@ static int open_backing(struct inode *n, int kernel_flags)
 {
 	char path[PROC_FD_LEN];
 	int flags = backing_flags(kernel_flags);
-	int fd = open(proc_fd_path(n->fd, path), flags);
+	int nfd = inode_fd_get(n);
+	int fd = INODE_FD_OR(nfd, open(proc_fd_path(nfd, path), flags));
 
 	if (fd < 0 && errno == EACCES && (kernel_flags & O_ACCMODE) == O_WRONLY &&
 	    (flags & O_ACCMODE) == O_RDWR)
 		fd = open(path, (flags & ~O_ACCMODE) | O_WRONLY);
+	inode_fd_put(n, nfd);
 	return fd;
 }
 
@@ -206,11 +208,13 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 {
 	struct inode *p = inode_get(parent);
 	struct fuse_entry_param e;
-	int fd, ret;
+	int fd, ret, pfd = inode_fd_get(p);
 
 	/* O_EXCL stays: the name may have appeared in SOURCE since the kernel looked */
-	fd = openat(p->fd, name, backing_flags(fi->flags) | O_CREAT | (fi->flags & O_EXCL),
-		    entry_mode(req, mode));
+	fd = INODE_FD_OR(pfd, openat(pfd, name,
+				     backing_flags(fi->flags) | O_CREAT | (fi->flags & O_EXCL),
+				     entry_mode(req, mode)));
+	inode_fd_put(p, pfd);
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
 		return;

@@ -68,6 +68,7 @@ static void accel_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, siz
 	struct inode *n = inode_get(ino);
 	char path[PROC_FD_LEN], *buf = NULL;
 	ssize_t ret;
+	int fd;
 
 	if (S_ISLNK(n->type) || caps_known_absent(n, name)) {
 		fuse_reply_err(req, ENODATA);
@@ -79,7 +80,9 @@ static void accel_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, siz
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	ret = getxattr(proc_fd_path(n->fd, path), name, buf, size);
+	fd = inode_fd_get(n);
+	ret = INODE_FD_OR(fd, getxattr(proc_fd_path(fd, path), name, buf, size));
+	inode_fd_put(n, fd);
 	caps_note(n, name, ret);
 	reply_size_or_data(req, ret, buf, size);
 }
@@ -89,6 +92,7 @@ static void accel_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	struct inode *n = inode_get(ino);
 	char path[PROC_FD_LEN], *buf = NULL;
 	ssize_t ret;
+	int fd;
 
 	if (S_ISLNK(n->type)) {
 		reply_size_or_data(req, 0, "", size);
@@ -100,7 +104,9 @@ static void accel_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	ret = listxattr(proc_fd_path(n->fd, path), buf, size);
+	fd = inode_fd_get(n);
+	ret = INODE_FD_OR(fd, listxattr(proc_fd_path(fd, path), buf, size));
+	inode_fd_put(n, fd);
 	reply_size_or_data(req, ret, buf, size);
 }
 
@@ -109,13 +115,16 @@ static void accel_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, con
 {
 	struct inode *n = inode_get(ino);
 	char path[PROC_FD_LEN];
-	int err;
+	int err, fd;
 
 	if (S_ISLNK(n->type)) {
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	err = setxattr(proc_fd_path(n->fd, path), name, value, size, flags) ? errno : 0;
+	fd = inode_fd_get(n);
+	err =
+	    INODE_FD_OR(fd, setxattr(proc_fd_path(fd, path), name, value, size, flags)) ? errno : 0;
+	inode_fd_put(n, fd);
 	caps_forget(n); /* before the reply: a getxattr after it must see the change */
 	fuse_reply_err(req, err);
 }
@@ -124,13 +133,15 @@ static void accel_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct inode *n = inode_get(ino);
 	char path[PROC_FD_LEN];
-	int err;
+	int err, fd;
 
 	if (S_ISLNK(n->type)) {
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
-	err = removexattr(proc_fd_path(n->fd, path), name) ? errno : 0;
+	fd = inode_fd_get(n);
+	err = INODE_FD_OR(fd, removexattr(proc_fd_path(fd, path), name)) ? errno : 0;
+	inode_fd_put(n, fd);
 	caps_forget(n);
 	fuse_reply_err(req, err);
 }
