@@ -58,9 +58,10 @@ struct inode {
 	/* Descriptor cache (inode.c): use fd only between inode_fd_get and _put. */
 	struct file_handle *fh;	 /* NULL: fd is kept until FORGET (root, no handles); immutable */
 	int mount_fd;		 /* opens fh (a descriptor on its mount); immutable */
-	pthread_mutex_t fd_lock; /* protects fd (if fh), fd_pins, fd_ref */
+	pthread_mutex_t fd_lock; /* protects fd (if fh), fd_pins, fd_ref, fd_idle */
 	unsigned int fd_pins;	 /* callers using fd: never closed while > 0 */
 	bool fd_ref;		 /* used since the cache's clock hand last passed */
+	uint8_t fd_idle;	 /* reaper passes since the last use */
 	bool fd_listed;		 /* fd is on the cache ring; fd cache lock */
 	struct fd_link fd_link;	 /* fd cache lock */
 

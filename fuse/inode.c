@@ -46,13 +46,19 @@ static struct inode *retired; /* retired nodes the kernel still holds, via hnext
  * last passed, which approximates LRU without a global lock per operation.
  *
  * Two things shrink the cache: going over fd_cache_max, and the reaper
- * thread, which makes a pass every FD_REAP_SEC so that a descriptor idle for
- * one to two passes is closed: a file deleted in SOURCE is freed then, not
- * when the kernel forgets its name.
+ * thread. Every FD_REAP_SEC it passes over the ring and closes a descriptor
+ * that was not used since the last pass and whose file has no name left
+ * (st_nlink 0: deleted in SOURCE, which it would otherwise keep allocated
+ * until the kernel forgets the name), or that was not used for
+ * FD_IDLE_PASSES passes (an idle daemon ends up holding none). The fstat
+ * this costs is spent only on descriptors idle for a pass; closing every
+ * idle descriptor at once would make a workload that comes back to a file
+ * after a second reopen it each time.
  */
 #define FD_CACHE_MAX 65536 /* descriptors the cache keeps open at most */
 #define FD_CACHE_MIN 64	   /* ... at least, whatever RLIMIT_NOFILE says */
-#define FD_REAP_SEC 1	   /* reaper period: idle descriptors live 1-2 periods */
+#define FD_REAP_SEC 1	   /* reaper period: a deleted file is freed within 2 */
+#define FD_IDLE_PASSES 30  /* reaper passes without a use that close a descriptor */
 #define FD_BATCH 64	   /* descriptors closed per cache lock hold */
 #define MOUNTS_MAX 64	   /* backing mounts below SOURCE with handles */
 
@@ -149,7 +155,51 @@ static void close_all(const int *fds, size_t n)
 	errno = saved;
 }
 
-/* The reaper: every FD_REAP_SEC, one clock pass over the whole ring. */
+/* fd_lock held: has @v's descriptor outlived its use (see above)? */
+static bool reap_due(struct inode *v)
+{
+	struct stat st;
+
+	if (v->fd_ref) {
+		v->fd_ref = false;
+		v->fd_idle = 0;
+		return false;
+	}
+	if (++v->fd_idle >= FD_IDLE_PASSES)
+		return true;
+	return !fstat(v->fd, &st) && st.st_nlink == 0;
+}
+
+/* Like cache_shrink_locked(), for the reaper: visits at most @scan nodes. */
+static size_t reap_locked(size_t scan, int *out)
+{
+	size_t n = 0;
+
+	while (cache_count && scan-- && n < FD_BATCH) {
+		struct fd_link *l = ring.prev;
+		struct inode *v = ring_inode(l);
+		bool evict = false;
+
+		if (!pthread_mutex_trylock(&v->fd_lock)) {
+			evict = !v->fd_pins && reap_due(v);
+			if (evict) {
+				out[n++] = v->fd;
+				v->fd = -1;
+			}
+			pthread_mutex_unlock(&v->fd_lock);
+		}
+		ring_del(l);
+		if (evict) {
+			v->fd_listed = false;
+			cache_count--;
+		} else {
+			ring_add_head(l);
+		}
+	}
+	return n;
+}
+
+/* The reaper: every FD_REAP_SEC, one pass over the whole ring. */
 static void reap_pass(void)
 {
 	int fds[FD_BATCH];
@@ -162,7 +212,7 @@ static void reap_pass(void)
 		size_t scan = left < FD_BATCH ? left : FD_BATCH;
 
 		pthread_mutex_lock(&cache_lock);
-		n = cache_shrink_locked(0, scan, fds);
+		n = reap_locked(scan, fds);
 		pthread_mutex_unlock(&cache_lock);
 		close_all(fds, n);
 		left -= scan;
