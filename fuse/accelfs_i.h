@@ -16,11 +16,13 @@
  * closed while pinned. Where SOURCE has no handles (or the daemon lacks
  * CAP_DAC_READ_SEARCH), each inode keeps its descriptor until FORGET.
  *
- * Lock order: inode table lock -> fd cache lock -> inode->fd_lock (inode.c;
- * the cache lock takes fd_lock only with trylock); inode->lock and
- * inode->wb_lock are never held while taking those. None is taken on the
- * read or write path; fd_lock, per inode, is the only one an operation on a
- * known inode takes.
+ * Lock order: inode table lock -> inode->lock (must_retire, inode.c). The
+ * fd cache lock takes inode->fd_lock only with trylock; inode_fd_get() holds
+ * fd_lock alone (across a reopen by handle) and takes the cache lock only
+ * after dropping it; no other lock is held while either is taken. The mount
+ * table and reaper locks (inode.c) are leaves. None is taken on the read or
+ * write path; fd_lock, per inode, is the only one an operation on a known
+ * inode takes.
  */
 #ifndef ACCELFS_FUSE_ACCELFS_I_H
 #define ACCELFS_FUSE_ACCELFS_I_H
