@@ -3,15 +3,28 @@
  * accelfs_i.h - state shared by the daemon's FUSE handlers.
  *
  * Each backing object we have told the kernel about is a struct inode that
- * holds an O_PATH descriptor (as in libfuse's passthrough_ll): names are
- * resolved relative to descriptors, never to path strings, so renames in
- * SOURCE cannot send an operation to the wrong file. The kernel's node id of
- * an inode is its address; inodes are de-duplicated on (st_dev, st_ino) so
- * hard links share one node and stat shows the backing inode number.
+ * operations reach through an O_PATH descriptor (as in libfuse's
+ * passthrough_ll): names are resolved relative to descriptors, never to path
+ * strings, so renames in SOURCE cannot send an operation to the wrong file.
+ * The kernel's node id of an inode is its address; inodes are de-duplicated
+ * on (st_dev, st_ino) and file handle so hard links share one node and stat
+ * shows the backing inode number.
  *
- * Lock order: inode table lock (inode.c) -> inode->lock; inode->wb_lock ->
- * inode->lock (writeback.c). The first two are not taken on the read or
- * write path; wb_lock is, on the write path of cached files.
+ * An inode is identified by its file handle (name_to_handle_at) and its
+ * descriptor lives in a bounded cache (inode.c): a handler pins it with
+ * inode_fd_get() and unpins it with inode_fd_put(); a descriptor is never
+ * closed while pinned. Where SOURCE has no handles (or the daemon lacks
+ * CAP_DAC_READ_SEARCH), each inode keeps its descriptor until FORGET.
+ *
+ * Lock order (all of the daemon's: docs/design.md, "The daemon's locks"):
+ * inode table lock -> inode->lock (must_retire, inode.c); inode->wb_lock ->
+ * inode->lock (writeback.c). The
+ * fd cache lock takes inode->fd_lock only with trylock; inode_fd_get() holds
+ * fd_lock alone (across a reopen by handle) and takes the cache lock only
+ * after dropping it; no other lock is held while either is taken. The mount
+ * table and reaper locks (inode.c) are leaves. None is taken on the read or
+ * write path; fd_lock, per inode, is the only one an operation on a known
+ * inode takes.
  */
 #ifndef ACCELFS_FUSE_ACCELFS_I_H
 #define ACCELFS_FUSE_ACCELFS_I_H
@@ -31,8 +44,13 @@
 #include "options.h"
 #include "pool.h"
 
+/* A node's place in the descriptor cache's clock ring (inode.c). */
+struct fd_link {
+	struct fd_link *prev, *next;
+};
+
 struct inode {
-	int fd;		       /* O_PATH descriptor of the backing object; immutable */
+	int fd;		       /* O_PATH descriptor, -1 if evicted; see the fd cache fields */
 	dev_t dev;	       /* immutable */
 	ino_t ino;	       /* immutable */
 	mode_t type;	       /* S_IFMT bits; immutable */
@@ -41,6 +59,16 @@ struct inode {
 	bool retired;	       /* replaced by a newer node (see inode_ref); under the table lock */
 	uint64_t nocaps_until; /* no security.capability until then (ns); atomic */
 	bool setid; /* atomic: last seen with bits a write must clear (inode_note_mode) */
+
+	/* Descriptor cache (inode.c): use fd only between inode_fd_get and _put. */
+	struct file_handle *fh;	 /* NULL: fd is kept until FORGET (root, no handles); immutable */
+	int mount_fd;		 /* opens fh (a descriptor on its mount); immutable */
+	pthread_mutex_t fd_lock; /* protects fd (if fh), fd_pins, fd_ref, fd_idle */
+	unsigned int fd_pins;	 /* callers using fd: never closed while > 0 */
+	bool fd_ref;		 /* used since the cache's clock hand last passed */
+	uint8_t fd_idle;	 /* reaper passes since the last use */
+	bool fd_listed;		 /* fd is on the cache ring; fd cache lock */
+	struct fd_link fd_link;	 /* fd cache lock */
 
 	pthread_mutex_t lock; /* protects the fields below */
 	unsigned int opens;   /* open files of this node */
@@ -119,6 +147,19 @@ bool stamp_equal(const struct inode *n, const struct stat *st);
 void stamp_set(struct inode *n, const struct stat *st);
 /* Remember whether @st's mode has set-ID bits an unprivileged write clears. */
 void inode_note_mode(struct inode *n, const struct stat *st);
+/*
+ * The O_PATH descriptor of @n, pinned for the caller until inode_fd_put():
+ * >= 0, or -errno (-ESTALE: the backing file is gone). Reopened by handle if
+ * the cache closed it. Pin for as long as a proc_fd_path() of it is in use.
+ */
+int inode_fd_get(struct inode *n);
+/* Unpin what inode_fd_get() returned; a failed get (@fd < 0) is ignored.
+ * Never changes errno. */
+void inode_fd_put(struct inode *n, int fd);
+/* @call (using pinned @fd), or -1 with errno set from a failed pin. */
+#define INODE_FD_OR(fd, call) ((fd) < 0 ? (errno = -(fd), -1) : (call))
+/* At INIT: one log line on how inodes are kept (a warning in fallback). */
+void inode_fd_log_mode(void);
 /* "/proc/self/fd/N" for a descriptor; @buf must hold PROC_FD_LEN bytes. */
 #define PROC_FD_LEN 32
 const char *proc_fd_path(int fd, char *buf);

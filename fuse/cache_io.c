@@ -409,9 +409,14 @@ int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode 
 	struct pool_file_id id;
 	struct pool_file *pf = NULL;
 	struct stat st;
-	int ret;
+	int ret, fd;
 
-	if (!pool || fstatat(n->fd, "", &st, AT_EMPTY_PATH) || !S_ISREG(st.st_mode))
+	if (!pool)
+		return fn(n, size);
+	fd = inode_fd_get(n);
+	ret = INODE_FD_OR(fd, fstatat(fd, "", &st, AT_EMPTY_PATH));
+	inode_fd_put(n, fd);
+	if (ret || !S_ISREG(st.st_mode))
 		return fn(n, size);
 	file_id(&st, &id);
 	if (pool_file_get(pool, &id, NULL, 0, &pf))
@@ -427,10 +432,12 @@ int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode 
 			pool_truncate(pf, (uint64_t)size);
 		pool_write_end(pf);
 		/* the buffers now match the truncated file: keep them at next open */
-		if (!ret && !fstatat(n->fd, "", &st, AT_EMPTY_PATH)) {
+		fd = ret ? -1 : inode_fd_get(n);
+		if (fd >= 0 && !fstatat(fd, "", &st, AT_EMPTY_PATH)) {
 			file_id(&st, &id);
 			pool_file_revalidate(pf, &id);
 		}
+		inode_fd_put(n, fd);
 	}
 	pool_file_put(pf);
 	return ret;

@@ -331,9 +331,10 @@ static int serve(struct fuse_session *se)
 }
 
 /*
- * Every name the kernel holds costs one O_PATH descriptor and every open file
- * one more: take the whole hard limit, since the soft one (often 1024) would
- * run out in any sizeable tree.
+ * Every open file costs a descriptor, and without file handles so does every
+ * name the kernel holds (inode.c): take the whole hard limit, since the soft
+ * one (often 1024) would run out in any sizeable tree. The inode descriptor
+ * cache sizes itself from the result.
  */
 static void raise_nofile(void)
 {

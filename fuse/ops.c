@@ -54,6 +54,7 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 								   : "never");
 	cache_io_describe(cache, sizeof(cache));
 	log_msg(LOG_INFO, "%s", cache);
+	inode_fd_log_mode();
 }
 
 void ops_fill(struct fuse_lowlevel_ops *ops)

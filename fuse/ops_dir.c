@@ -36,18 +36,22 @@ static void dir_free(struct dir_handle *d)
 static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct dir_handle *d = calloc(1, sizeof(*d));
-	int fd = -1, err;
+	int fd = -1, err, nfd;
 
 	if (!d) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	err = -creds_enter(req); /* the caller must be allowed to read the directory */
+	/* pinned with the daemon's rights (reopening by handle needs them), then
+	 * opened as the caller, who must be allowed to read the directory */
+	nfd = inode_fd_get(inode_get(ino));
+	err = nfd < 0 ? -nfd : -creds_enter(req);
 	if (!err) {
-		fd = openat(inode_get(ino)->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = openat(nfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		err = fd < 0 ? errno : 0;
 		creds_leave();
 	}
+	inode_fd_put(inode_get(ino), nfd);
 	if (err) {
 		free(d);
 		fuse_reply_err(req, err);

@@ -23,7 +23,12 @@
 
 static int stat_inode(struct inode *n, struct stat *st)
 {
-	return fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+	int fd = inode_fd_get(n);
+	int ret =
+	    INODE_FD_OR(fd, fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) ? -errno : 0;
+
+	inode_fd_put(n, fd);
+	return ret;
 }
 
 void entry_fill_timeouts(struct fuse_entry_param *e)
@@ -49,14 +54,16 @@ static int entry_ref(int fd, struct fuse_entry_param *e)
 int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
 {
 	struct inode *p = inode_get(parent);
-	int fd, err;
+	int fd, err, pfd;
 
 	memset(e, 0, sizeof(*e));
 	/* ".." of the mount root is the root itself, never SOURCE's parent
 	 * (the kernel asks for it only through NFS export's get_parent). */
 	if (p == &accelfs.root && !strcmp(name, ".."))
 		name = ".";
-	fd = openat(p->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	pfd = inode_fd_get(p);
+	fd = INODE_FD_OR(pfd, openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+	inode_fd_put(p, pfd);
 	if (fd < 0)
 		return -errno;
 	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) {
@@ -147,19 +154,26 @@ static void accel_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 static int set_mode(struct inode *n, int fd, mode_t mode)
 {
 	char path[PROC_FD_LEN];
+	int ret;
 
 	if (fd >= 0)
 		return fchmod(fd, mode) ? -errno : 0;
 	if (S_ISLNK(n->type))
 		return -EOPNOTSUPP; /* procfs would reach the link's target (as fchmodat2 says) */
-	return chmod(proc_fd_path(n->fd, path), mode) ? -errno : 0;
+	fd = inode_fd_get(n);
+	ret = INODE_FD_OR(fd, chmod(proc_fd_path(fd, path), mode)) ? -errno : 0;
+	inode_fd_put(n, fd);
+	return ret;
 }
 
 static int truncate_path(struct inode *n, off_t size)
 {
 	char path[PROC_FD_LEN];
+	int fd = inode_fd_get(n);
+	int ret = INODE_FD_OR(fd, truncate(proc_fd_path(fd, path), size)) ? -errno : 0;
 
-	return truncate(proc_fd_path(n->fd, path), size) ? -errno : 0;
+	inode_fd_put(n, fd);
+	return ret;
 }
 
 /* A size change keeps the buffer cache coherent around the backend truncate. */
@@ -179,19 +193,30 @@ static int set_size(struct inode *n, struct open_file *of, off_t size)
 	return ret;
 }
 
-static int set_times_now(struct inode *n, int fd, const struct timespec tv[2])
+/* Through the node's pinned descriptor @nfd: itself, or its magic link. */
+static int set_times_node(struct inode *n, int nfd, const struct timespec tv[2])
 {
 	char path[PROC_FD_LEN];
 
-	if (fd >= 0)
-		return futimens(fd, tv) ? -errno : 0;
-	if (!utimensat(n->fd, "", tv, AT_EMPTY_PATH))
+	if (!utimensat(nfd, "", tv, AT_EMPTY_PATH))
 		return 0;
 	if (errno != EINVAL && errno != ENOENT && errno != EBADF)
 		return -errno;
 	if (S_ISLNK(n->type))
 		return -EPERM; /* no way to reach the link itself through procfs */
-	return utimensat(AT_FDCWD, proc_fd_path(n->fd, path), tv, 0) ? -errno : 0;
+	return utimensat(AT_FDCWD, proc_fd_path(nfd, path), tv, 0) ? -errno : 0;
+}
+
+static int set_times_now(struct inode *n, int fd, const struct timespec tv[2])
+{
+	int nfd, ret;
+
+	if (fd >= 0)
+		return futimens(fd, tv) ? -errno : 0;
+	nfd = inode_fd_get(n);
+	ret = nfd < 0 ? nfd : set_times_node(n, nfd, tv);
+	inode_fd_put(n, nfd);
+	return ret;
 }
 
 void times_keep(struct inode *n, const struct timespec tv[2])
@@ -255,8 +280,11 @@ static int do_setattr(struct inode *n, struct open_file *of, const struct stat *
 		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
 		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
 
-		if (fchownat(n->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+		int nfd = inode_fd_get(n);
+
+		if (INODE_FD_OR(nfd, fchownat(nfd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)))
 			ret = -errno;
+		inode_fd_put(n, nfd);
 	}
 	if (!ret && (valid & FUSE_SET_ATTR_SIZE))
 		ret = set_size(n, of, attr->st_size);
@@ -390,8 +418,10 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 static void accel_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	char buf[PATH_MAX + 1];
-	ssize_t len = readlinkat(inode_get(ino)->fd, "", buf, sizeof(buf));
+	int fd = inode_fd_get(inode_get(ino));
+	ssize_t len = INODE_FD_OR(fd, readlinkat(fd, "", buf, sizeof(buf)));
 
+	inode_fd_put(inode_get(ino), fd);
 	if (len < 0)
 		fuse_reply_err(req, errno);
 	else if (len == sizeof(buf))
@@ -442,8 +472,8 @@ enum create_kind { CREATE_NODE, CREATE_DIR, CREATE_SYMLINK };
 static void create_as_caller(fuse_req_t req, fuse_ino_t parent, const char *name,
 			     enum create_kind kind, mode_t mode, dev_t rdev, const char *link)
 {
-	int pfd = inode_get(parent)->fd;
-	int ret = creds_enter(req);
+	int pfd = inode_fd_get(inode_get(parent));
+	int ret = pfd < 0 ? pfd : creds_enter(req);
 
 	if (!ret) {
 		if (kind == CREATE_NODE)
@@ -455,6 +485,7 @@ static void create_as_caller(fuse_req_t req, fuse_ino_t parent, const char *name
 		ret = ret ? -errno : 0;
 		creds_leave();
 	}
+	inode_fd_put(inode_get(parent), pfd);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -484,17 +515,27 @@ static void accel_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, c
  * object itself, not through any name (not for a symlink node: that would
  * follow the link). protected_hardlinks then applies to the caller.
  */
-static int link_node(struct inode *n, struct inode *np, const char *newname)
+static int link_fds(struct inode *n, int fd, int npfd, const char *newname)
 {
 	char path[PROC_FD_LEN];
 
-	if (!linkat(n->fd, "", np->fd, newname, AT_EMPTY_PATH))
+	if (!linkat(fd, "", npfd, newname, AT_EMPTY_PATH))
 		return 0;
 	if ((errno != ENOENT && errno != EPERM) || S_ISLNK(n->type))
 		return -errno;
-	if (linkat(AT_FDCWD, proc_fd_path(n->fd, path), np->fd, newname, AT_SYMLINK_FOLLOW))
+	if (linkat(AT_FDCWD, proc_fd_path(fd, path), npfd, newname, AT_SYMLINK_FOLLOW))
 		return -errno;
 	return 0;
+}
+
+static int link_node(struct inode *n, struct inode *np, const char *newname)
+{
+	int fd = inode_fd_get(n), npfd = inode_fd_get(np);
+	int ret = fd < 0 ? fd : npfd < 0 ? npfd : link_fds(n, fd, npfd, newname);
+
+	inode_fd_put(np, npfd);
+	inode_fd_put(n, fd);
+	return ret;
 }
 
 static void accel_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
@@ -513,23 +554,27 @@ static void accel_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, con
 
 static void accel_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	int ret = creds_enter(req);
+	struct inode *p = inode_get(parent);
+	int pfd = inode_fd_get(p), ret = pfd < 0 ? pfd : creds_enter(req);
 
 	if (!ret) {
-		ret = unlinkat(inode_get(parent)->fd, name, 0) ? -errno : 0;
+		ret = unlinkat(pfd, name, 0) ? -errno : 0;
 		creds_leave();
 	}
+	inode_fd_put(p, pfd);
 	fuse_reply_err(req, -ret);
 }
 
 static void accel_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	int ret = creds_enter(req);
+	struct inode *p = inode_get(parent);
+	int pfd = inode_fd_get(p), ret = pfd < 0 ? pfd : creds_enter(req);
 
 	if (!ret) {
-		ret = unlinkat(inode_get(parent)->fd, name, AT_REMOVEDIR) ? -errno : 0;
+		ret = unlinkat(pfd, name, AT_REMOVEDIR) ? -errno : 0;
 		creds_leave();
 	}
+	inode_fd_put(p, pfd);
 	fuse_reply_err(req, -ret);
 }
 
@@ -537,21 +582,27 @@ static void accel_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fu
 			 const char *newname, unsigned int flags)
 {
 	struct inode *p = inode_get(parent), *np = inode_get(newparent);
-	int ret = creds_enter(req);
+	int pfd = inode_fd_get(p), npfd = inode_fd_get(np);
+	int ret = pfd < 0 ? pfd : npfd < 0 ? npfd : creds_enter(req);
 
 	if (!ret) {
-		ret = renameat2(p->fd, name, np->fd, newname, flags) ? -errno : 0;
+		ret = renameat2(pfd, name, npfd, newname, flags) ? -errno : 0;
 		creds_leave();
 	}
+	inode_fd_put(np, npfd);
+	inode_fd_put(p, pfd);
 	fuse_reply_err(req, -ret);
 }
 
 static void accel_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct statvfs sv;
+	int fd = inode_fd_get(inode_get(ino));
+	int err = INODE_FD_OR(fd, fstatvfs(fd, &sv)) ? errno : 0;
 
-	if (fstatvfs(inode_get(ino)->fd, &sv))
-		fuse_reply_err(req, errno);
+	inode_fd_put(inode_get(ino), fd);
+	if (err)
+		fuse_reply_err(req, err);
 	else
 		fuse_reply_statfs(req, &sv);
 }
@@ -566,17 +617,19 @@ static void accel_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
 	char path[PROC_FD_LEN];
 	struct inode *n = inode_get(ino);
-	int ret;
+	int ret, fd;
 
 	if (S_ISLNK(n->type)) {
 		fuse_reply_err(req, 0);
 		return;
 	}
-	ret = creds_enter(req);
+	fd = inode_fd_get(n);
+	ret = fd < 0 ? fd : creds_enter(req);
 	if (!ret) {
-		ret = faccessat(AT_FDCWD, proc_fd_path(n->fd, path), mask, AT_EACCESS) ? -errno : 0;
+		ret = faccessat(AT_FDCWD, proc_fd_path(fd, path), mask, AT_EACCESS) ? -errno : 0;
 		creds_leave();
 	}
+	inode_fd_put(n, fd);
 	fuse_reply_err(req, -ret);
 }
 

@@ -103,11 +103,11 @@ static int backing_flags(int flags)
 }
 
 /* Open through procfs; a write-only file we may not read is opened as asked. */
-static int open_backing(struct inode *n, int kernel_flags)
+static int open_backing(int nfd, int kernel_flags)
 {
 	char path[PROC_FD_LEN];
 	int flags = backing_flags(kernel_flags);
-	int fd = open(proc_fd_path(n->fd, path), flags);
+	int fd = open(proc_fd_path(nfd, path), flags);
 
 	if (fd < 0 && errno == EACCES && (kernel_flags & O_ACCMODE) == O_WRONLY &&
 	    (flags & O_ACCMODE) == O_RDWR)
@@ -224,16 +224,18 @@ static int handle_new(struct inode *n, int fd, const struct stat *st, struct fus
 static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct inode *n = inode_get(ino);
-	int fd, ret;
+	/* pinned with the daemon's rights (a reopen by handle needs them) */
+	int fd, nfd = inode_fd_get(n), ret = nfd < 0 ? nfd : creds_enter(req);
 
-	ret = creds_enter(req);
 	if (ret) {
+		inode_fd_put(n, nfd);
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	fd = open_backing(n, fi->flags);
+	fd = open_backing(nfd, fi->flags);
 	ret = fd < 0 ? -errno : 0;
 	creds_leave();
+	inode_fd_put(n, nfd);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -265,13 +267,17 @@ static int create_backing(fuse_req_t req, struct inode *p, const char *name, mod
 			  int kernel_flags)
 {
 	int flags = backing_flags(kernel_flags) | O_CREAT | O_EXCL | O_NOFOLLOW;
-	int fd, ret = creds_enter(req);
+	int fd, pfd = inode_fd_get(p); /* with the daemon's rights: it may reopen by handle */
+	int ret = pfd < 0 ? pfd : creds_enter(req);
 
-	if (ret)
+	if (ret) {
+		inode_fd_put(p, pfd);
 		return ret;
-	fd = openat(p->fd, name, flags, entry_mode(req, mode));
+	}
+	fd = openat(pfd, name, flags, entry_mode(req, mode));
 	ret = fd < 0 ? -errno : fd;
 	creds_leave();
+	inode_fd_put(p, pfd);
 	if (ret == -EEXIST && !(kernel_flags & O_EXCL))
 		ret = -ESTALE;
 	return ret;

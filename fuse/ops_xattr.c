@@ -103,6 +103,7 @@ static void accel_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, siz
 	struct inode *n = inode_get(ino);
 	char path[PROC_FD_LEN], *buf = NULL;
 	ssize_t ret;
+	int fd;
 
 	if (S_ISLNK(n->type) || caps_known_absent(n, name) || trusted_hidden(req, name)) {
 		fuse_reply_err(req, ENODATA);
@@ -114,7 +115,9 @@ static void accel_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, siz
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	ret = getxattr(proc_fd_path(n->fd, path), name, buf, size);
+	fd = inode_fd_get(n);
+	ret = INODE_FD_OR(fd, getxattr(proc_fd_path(fd, path), name, buf, size));
+	inode_fd_put(n, fd);
 	caps_note(n, name, ret);
 	reply_size_or_data(req, ret, buf, size);
 }
@@ -130,6 +133,7 @@ static void accel_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	size_t want = size, bufsize = filter ? XATTR_MAX : size;
 	char path[PROC_FD_LEN], *buf = NULL;
 	ssize_t ret;
+	int fd;
 
 	if (S_ISLNK(n->type)) {
 		reply_size_or_data(req, 0, "", size);
@@ -141,7 +145,9 @@ static void accel_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	ret = listxattr(proc_fd_path(n->fd, path), buf, bufsize);
+	fd = inode_fd_get(n);
+	ret = INODE_FD_OR(fd, listxattr(proc_fd_path(fd, path), buf, bufsize));
+	inode_fd_put(n, fd);
 	if (ret >= 0 && filter) {
 		ret = (ssize_t)drop_trusted(buf, (size_t)ret);
 		if (want && (size_t)ret > want) {
@@ -157,18 +163,21 @@ static void accel_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, con
 {
 	struct inode *n = inode_get(ino);
 	char path[PROC_FD_LEN];
-	int err;
+	int err, fd;
 
 	if (S_ISLNK(n->type) || trusted_hidden(req, name)) {
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	/* the caller's rights: owner for security.* and ACLs, write access for user.* */
-	err = -creds_enter(req);
+	/* pinned with the daemon's rights; set with the caller's: owner for
+	 * security.* and ACLs, write access for user.* */
+	fd = inode_fd_get(n);
+	err = fd < 0 ? -fd : -creds_enter(req);
 	if (!err) {
-		err = setxattr(proc_fd_path(n->fd, path), name, value, size, flags) ? errno : 0;
+		err = setxattr(proc_fd_path(fd, path), name, value, size, flags) ? errno : 0;
 		creds_leave();
 	}
+	inode_fd_put(n, fd);
 	caps_forget(n); /* before the reply: a getxattr after it must see the change */
 	fuse_reply_err(req, err);
 }
@@ -177,7 +186,7 @@ static void accel_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct inode *n = inode_get(ino);
 	char path[PROC_FD_LEN];
-	int err;
+	int err, fd;
 
 	if (S_ISLNK(n->type)) {
 		fuse_reply_err(req, ENODATA);
@@ -187,11 +196,13 @@ static void accel_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	err = -creds_enter(req);
+	fd = inode_fd_get(n);
+	err = fd < 0 ? -fd : -creds_enter(req);
 	if (!err) {
-		err = removexattr(proc_fd_path(n->fd, path), name) ? errno : 0;
+		err = removexattr(proc_fd_path(fd, path), name) ? errno : 0;
 		creds_leave();
 	}
+	inode_fd_put(n, fd);
 	caps_forget(n);
 	fuse_reply_err(req, err);
 }

@@ -97,7 +97,7 @@ static ssize_t backend_read_fn(void *arg, void *buf, size_t len, uint64_t off)
  * the handle's own: the flush may run on behalf of a reader (fsync or close
  * of a read-only descriptor, the flusher picking any handle) whose descriptor
  * cannot write. The daemon opens the file once per node for writing with its
- * own rights, through the node's O_PATH descriptor (no name is followed);
+ * own rights, through the handle's descriptor's magic link (no name is followed);
  * where that is refused, a writable handle's descriptor still serves.
  */
 static int wb_fd_get(struct open_file *of)
@@ -109,7 +109,8 @@ static int wb_fd_get(struct open_file *of)
 		/* the daemon's descriptor, even inside a user's SETATTR or truncate */
 		bool suspended = creds_suspend();
 
-		n->wb_fd = open(proc_fd_path(n->fd, proc), O_WRONLY | O_CLOEXEC);
+		/* the handle's own descriptor names the object (its magic link) */
+		n->wb_fd = open(proc_fd_path(of->fd, proc), O_WRONLY | O_CLOEXEC);
 		/* the rest of the request must not run as root: fail closed (it
 		 * took a moment ago with the same ids; only a broken kernel refuses) */
 		if (creds_resume(suspended)) {

@@ -344,6 +344,61 @@ static bool nonroot_daemon(const struct sysgen_report *rep)
 	return false;
 }
 
+/* The hard RLIMIT_NOFILE in @limits (a /proc/PID/limits file), or -errno. */
+static int nofile_hard(const char *limits, char *hard, size_t len)
+{
+	char line[256], soft[32], h[32];
+	FILE *f = fopen(limits, "re");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (ret && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Max open files", 14) &&
+		    sscanf(line + 14, "%31s %31s", soft, h) == 2) {
+			snprintf(hard, len, "%s", h);
+			ret = 0;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * A daemon that cannot use file handles (not root: no CAP_DAC_READ_SEARCH,
+ * or SOURCE without handles) keeps one descriptor per name the kernel
+ * caches, and raises its soft limit to the hard one; a daemon started from
+ * here inherits this process's hard limit. Certain trouble for non-root
+ * daemons, so LOW only then.
+ */
+static int nofile_row(struct sysgen_ctx *ctx)
+{
+	struct sysgen_row *row = sysgen_row_add(ctx, "RLIMIT_NOFILE hard");
+	char path[PATH_MAX], hard[32];
+	bool fallback = nonroot_daemon(ctx->rep);
+
+	if (!row)
+		return -ENOMEM;
+	sysgen_set(row->needed, ">= %u", SYSGEN_NOFILE_FALLBACK);
+	sysgen_path(path, sizeof(path), ctx->proc, "self/limits");
+	if (nofile_hard(path, hard, sizeof(hard))) {
+		sysgen_set(row->current, "absent");
+		return 0;
+	}
+	sysgen_set(row->current, "%s", hard);
+	if (!strcmp(hard, "unlimited") || strtoull(hard, NULL, 10) >= SYSGEN_NOFILE_FALLBACK)
+		row->status = SYSGEN_OK;
+	else if (fallback)
+		row->status = SYSGEN_LOW;
+	sysgen_set(row->why, "%s: one descriptor per name the kernel caches",
+		   fallback ? "non-root daemon" : "daemons without file handles only");
+	if (row->status == SYSGEN_LOW)
+		sysgen_set(row->manual, "LimitNOFILE=%u (systemd) or nofile in "
+					"/etc/security/limits.conf, then remount",
+			   SYSGEN_NOFILE_FALLBACK);
+	return 0;
+}
+
 static void uring_judge(struct sysgen_ctx *ctx, struct sysgen_row *row, uint64_t v)
 {
 	char path[PATH_MAX], group[32] = "-1";
@@ -516,6 +571,7 @@ int sysgen_check(const struct sysgen_config *cfg, struct sysgen_report *rep)
 	ret = shm_rows(&ctx, &p);
 	ret = ret ? ret : sysv_rows(&ctx, &p);
 	ret = ret ? ret : memlock_row(&ctx);
+	ret = ret ? ret : nofile_row(&ctx);
 	ret = ret ? ret : uring_row(&ctx);
 	ret = ret ? ret : fuse_module_rows(&ctx);
 	ret = ret ? ret : sysgen_dirty_rows(&ctx);

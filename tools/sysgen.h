@@ -33,6 +33,9 @@
 /* Estimate of a not yet created default pool: data plus metadata. */
 #define SYSGEN_DEFAULT_POOL_BYTES ((64ULL << 20) + (1ULL << 20))
 #define SYSGEN_SHM_HEADROOM_MIN (16ULL << 20)
+/* Hard RLIMIT_NOFILE a daemon without file handles needs: one descriptor per
+ * name the kernel caches (fuse/inode.c), so this many names at least. */
+#define SYSGEN_NOFILE_FALLBACK 65536U
 
 enum sysgen_status {
 	SYSGEN_OK,

@@ -109,7 +109,8 @@ static void build_tree(void)
 	put(proc, "self/mountinfo", mountinfo);
 	put(proc, "self/limits",
 	    "Limit                     Soft Limit           Hard Limit   Units\n"
-	    "Max locked memory         65536                65536        bytes\n");
+	    "Max locked memory         65536                65536        bytes\n"
+	    "Max open files            1024                 4096         files\n");
 	put(proc, "sys/kernel/shmmax", "1048576\n");
 	put(proc, "sys/kernel/shmall", "4294967296\n");
 	put(proc, "sys/kernel/io_uring_disabled", "0\n");
@@ -283,6 +284,9 @@ static void test_limits(void)
 	build_tree();
 	check(&rep);
 	EXPECT(&rep, "RLIMIT_MEMLOCK", "64.0 KiB", "-", SYSGEN_INFO);
+	/* the uid 1000 mount keeps a descriptor per inode: 4096 names at most */
+	EXPECT(&rep, "RLIMIT_NOFILE hard", "4096", ">= 65536", SYSGEN_LOW);
+	CU_ASSERT_PTR_NOT_NULL(strstr(row(&rep, "RLIMIT_NOFILE hard")->manual, "LimitNOFILE"));
 	EXPECT(&rep, "kernel.io_uring_disabled", "0", "0 (1: root daemons)", SYSGEN_OK);
 	EXPECT(&rep, "fs.fuse.max_pages_limit", "128", ">= 256", SYSGEN_LOW);
 	EXPECT(&rep, "fuse.max_user_bgreq", "32", ">= 64", SYSGEN_LOW);
@@ -305,6 +309,8 @@ static void test_limits(void)
 	    "45 22 0:45 / /mnt/a rw - fuse.accelfs /srv/a rw,user_id=0,group_id=0\n");
 	check(&rep);
 	EXPECT(&rep, "kernel.io_uring_disabled", "1", "0 (1: root daemons)", SYSGEN_OK);
+	/* root daemons use file handles: the fallback limit is only information */
+	EXPECT(&rep, "RLIMIT_NOFILE hard", "4096", ">= 65536", SYSGEN_INFO);
 	sysgen_report_free(&rep);
 	put(proc, "sys/kernel/io_uring_disabled", "2\n");
 	check(&rep);
@@ -321,6 +327,7 @@ static void test_limits(void)
 	EXPECT(&rep, "fs.fuse.max_pages_limit", "absent", ">= 256", SYSGEN_OK);
 	EXPECT(&rep, "fuse.max_user_bgreq", "absent", ">= 64", SYSGEN_INFO);
 	EXPECT(&rep, "RLIMIT_MEMLOCK", "absent", "-", SYSGEN_INFO);
+	EXPECT(&rep, "RLIMIT_NOFILE hard", "absent", ">= 65536", SYSGEN_INFO);
 	sysgen_report_free(&rep);
 }
 
@@ -449,9 +456,11 @@ static void test_apply(void)
 	CU_ASSERT_STRING_EQUAL(get(proc, "sys/kernel/shmmax"), "1048576\n");
 	CU_ASSERT_STRING_EQUAL(get(proc, "sys/vm/dirty_ratio"), "20\n");
 	check(&after);
-	CU_ASSERT_EQUAL(sysgen_low_count(&rep), 8);
-	CU_ASSERT_EQUAL(sysgen_low_count(&after), 1);
+	CU_ASSERT_EQUAL(sysgen_low_count(&rep), 9);
+	CU_ASSERT_EQUAL(sysgen_low_count(&after), 2);
 	EXPECT(&after, "kernel.io_uring_disabled", "2", "0 (1: root daemons)", SYSGEN_LOW);
+	/* a process limit, set where the daemon is started */
+	EXPECT(&after, "RLIMIT_NOFILE hard", "4096", ">= 65536", SYSGEN_LOW);
 	CU_ASSERT_PTR_NOT_NULL(
 	    strstr(row(&after, "kernel.io_uring_disabled")->manual, "not changed by --apply"));
 	sysgen_report_free(&after);
