@@ -418,6 +418,15 @@ out:
 	return ret;
 }
 
+/* "accelfs 0.1.0 (libfuse 3.18.3: +killpriv_v2 ...)": the features compiled in. */
+static void print_version(void)
+{
+	char features[128];
+
+	ops_features(features, sizeof(features));
+	printf("accelfs %s (libfuse %s: %s)\n", ACCELFS_VERSION, fuse_pkgversion(), features);
+}
+
 int main(int argc, char **argv)
 {
 	int ret = opts_parse(argc, argv, &accelfs.opts);
@@ -428,8 +437,7 @@ int main(int argc, char **argv)
 		if (accelfs.opts.show_help)
 			opts_print_help("accelfs");
 		else
-			printf("accelfs %s (libfuse %d.%d)\n", ACCELFS_VERSION, FUSE_MAJOR_VERSION,
-			       FUSE_MINOR_VERSION);
+			print_version();
 		return 0;
 	}
 	umask(0); /* the kernel already applied the caller's umask to every mode */

@@ -203,6 +203,10 @@ static int set_times(struct inode *n, int fd, const struct stat *attr, int valid
 	return utimensat(AT_FDCWD, proc_fd_path(n->fd, path), tv, 0) ? -errno : 0;
 }
 
+#define SET_ATTR_TIMES                                                         \
+	(FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW | \
+	 FUSE_SET_ATTR_MTIME_NOW)
+
 static int do_setattr(struct inode *n, struct open_file *of, const struct stat *attr, int valid)
 {
 	int fd = of ? of->fd : -1;
@@ -219,8 +223,7 @@ static int do_setattr(struct inode *n, struct open_file *of, const struct stat *
 	}
 	if (!ret && (valid & FUSE_SET_ATTR_SIZE))
 		ret = set_size(n, of, attr->st_size);
-	if (!ret && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
-			      FUSE_SET_ATTR_MTIME_NOW)))
+	if (!ret && (valid & SET_ATTR_TIMES))
 		ret = set_times(n, fd, attr, valid);
 	return ret;
 }
@@ -304,6 +307,36 @@ static int kill_setid_as_daemon(fuse_req_t req, struct inode *n, struct open_fil
 	return ret;
 }
 
+/*
+ * The parts of a SETATTR that need the daemon's rights come first: set-ID
+ * bits and capabilities a truncation or write removes (killpriv.c,
+ * kill_setid_as_daemon). The rest runs with the caller's credentials, except
+ * the times that come with a size change: with the writeback cache they are
+ * the kernel's own clock for a truncation it allowed the caller (write
+ * access), which the backing file system would refuse a non-owner as if it
+ * were utimensat with explicit times. Returns 0 or -errno.
+ */
+static int setattr_as_caller(fuse_req_t req, struct inode *n, struct open_file *of,
+			     const struct stat *attr, int valid)
+{
+	int times = (valid & FUSE_SET_ATTR_SIZE) ? valid & SET_ATTR_TIMES : 0;
+	int ret = 0;
+
+	if (killpriv_setattr_asked(valid) && (valid & FUSE_SET_ATTR_SIZE))
+		ret = killpriv_now(0, n, of ? of->fd : -1, true);
+	if (!ret)
+		ret = kill_setid_as_daemon(req, n, of, attr, &valid);
+	if (!ret)
+		ret = creds_enter(req);
+	if (!ret) {
+		ret = do_setattr(n, of, attr, valid & ~times);
+		creds_leave();
+	}
+	if (!ret && times)
+		ret = set_times(n, of ? of->fd : -1, attr, times);
+	return ret;
+}
+
 static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 			  struct fuse_file_info *fi)
 {
@@ -320,13 +353,7 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 			fuse_reply_attr(req, &st, accelfs.opts.attr_timeout);
 		return;
 	}
-	ret = kill_setid_as_daemon(req, n, of, attr, &valid);
-	if (!ret)
-		ret = creds_enter(req);
-	if (!ret) {
-		ret = do_setattr(n, of, attr, valid);
-		creds_leave();
-	}
+	ret = setattr_as_caller(req, n, of, attr, valid);
 
 	if (!ret)
 		ret = stat_inode(n, &st);

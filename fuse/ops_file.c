@@ -203,7 +203,12 @@ static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fd = open_backing(n, fi->flags);
 	ret = fd < 0 ? -errno : 0;
 	creds_leave();
+	/* the caller's truncation cleared the bits, unless it was root without CAP_FSETID */
+	if (!ret && (fi->flags & O_TRUNC) && killpriv_open_asked(fi))
+		ret = killpriv_now(0, n, fd, true);
 	if (ret) {
+		if (fd >= 0)
+			close(fd);
 		fuse_reply_err(req, -ret);
 		return;
 	}
@@ -370,40 +375,13 @@ generic:;
 	return fuse_buf_copy(&out, in, 0);
 }
 
-/*
- * A local file system clears set-user-ID (and set-group-ID with group
- * execute) when someone without CAP_FSETID writes (file_remove_privs). The
- * kernel does it itself before a cached write, by a SETATTR; for a direct_io
- * handle (kernel_cache=never, O_DIRECT with writeback=off) it leaves that to
- * the server. Done with the daemon's rights, before the write, as the kernel
- * would; writes the kernel's write-back sends (writepage) were checked when
- * the application wrote. Costs one atomic load when the file has no such bit.
- */
-static void kill_setid_on_write(fuse_req_t req, fuse_ino_t ino, struct open_file *of)
-{
-	struct stat st;
-	mode_t kill = S_ISUID;
-
-	if (!creds_unprivileged(req) || fstat(of->fd, &st))
-		return;
-	if ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
-		kill |= S_ISGID;
-	if ((st.st_mode & kill) && !fchmod(of->fd, st.st_mode & 07777 & ~kill)) {
-		st.st_mode &= ~kill;
-		/* the kernel's cached mode must not show the bits any more */
-		fuse_lowlevel_notify_inval_inode(accelfs.se, ino, -1, 0);
-	}
-	inode_note_mode(of->inode, &st);
-}
-
 static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 			    struct fuse_file_info *fi)
 {
 	struct open_file *of = fh_of(fi);
 	ssize_t n;
 
-	if (__atomic_load_n(&of->inode->setid, __ATOMIC_RELAXED) && !fi->writepage)
-		kill_setid_on_write(req, ino, of);
+	killpriv_on_write(req, ino, fi, of); /* set-ID bits and capabilities: see killpriv.c */
 	n = wb_write(of, in, off);
 	if (n >= 0 || n != -EAGAIN)
 		goto reply;
