@@ -32,6 +32,7 @@
  */
 #if FUSE_MAJOR_VERSION > 3 || (FUSE_MAJOR_VERSION == 3 && FUSE_MINOR_VERSION >= 18)
 #define ACCEL_HAVE_KILLPRIV_V2 1 /* FUSE_CAP_HANDLE_KILLPRIV_V2, fi->kill_suidgid */
+#define ACCEL_HAVE_FUSE_URING 1	 /* FUSE_CAP_OVER_IO_URING, -o io_uring */
 #endif
 
 #include "backend.h"
@@ -106,6 +107,7 @@ struct accelfs {
 	struct inode root;
 	bool dont_mask;	  /* FUSE_DONT_MASK negotiated: we apply the umask */
 	bool killpriv_v2; /* FUSE_HANDLE_KILLPRIV_V2 negotiated (see killpriv.c) */
+	bool uring_wanted; /* FUSE over io_uring asked of libfuse (transport.c) */
 	struct fuse_session *se;
 };
 
@@ -135,6 +137,10 @@ bool killpriv_setattr_asked(int valid);
 bool killpriv_open_asked(const struct fuse_file_info *fi);
 /* ops_xattr.c: remove security.capability unless known absent; 0 or -errno */
 int xattr_caps_kill(struct inode *n, int fd);
+/* transport.c: /dev/fuse or FUSE over io_uring (see there) */
+int transport_choose(char *why, size_t len);
+const char *transport_fuse_opt(void);
+const char *transport_describe(const struct fuse_conn_info *conn);
 /* ops.c: the optional features this build has, "+name -name ..." (accelfs --version) */
 void ops_features(char *buf, size_t len);
 

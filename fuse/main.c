@@ -244,6 +244,8 @@ static int build_fuse_args(struct fuse_args *args)
 		ret = fuse_opt_add_opt(&o->mount_opts, "default_permissions");
 	if (!ret && o->read_only)
 		ret = fuse_opt_add_opt(&o->mount_opts, "ro");
+	if (!ret && transport_fuse_opt()) /* a libfuse session option: see transport.c */
+		ret = fuse_opt_add_opt(&o->mount_opts, transport_fuse_opt());
 	if (!ret && (fuse_opt_add_arg(args, "-o") || fuse_opt_add_arg(args, o->mount_opts)))
 		ret = -ENOMEM;
 	return ret;
@@ -366,6 +368,8 @@ static int prepare(void)
 			o->default_permissions = true;
 		}
 	}
+	if (transport_choose(why, sizeof(why)))
+		return fail("%s", why);
 	return setup_backend() || setup_root() || setup_cache() ? -1 : 0;
 }
 

@@ -55,8 +55,9 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_background = 64;
 	conn->congestion_threshold = 48;
 	conn->time_gran = 1;
-	log_msg(LOG_INFO, "mounted %s: backend %s, writeback cache %s, kernel_cache %s",
-		accelfs.source_real, backend_kind_name(backend_active()),
+	log_msg(LOG_INFO, "mounted %s: requests through %s, backend %s, writeback cache %s, "
+		"kernel_cache %s",
+		accelfs.source_real, transport_describe(conn), backend_kind_name(backend_active()),
 		accelfs.opts.writeback ? "on" : "off",
 		accelfs.opts.kernel_cache == KERNEL_CACHE_AUTO	   ? "auto"
 		: accelfs.opts.kernel_cache == KERNEL_CACHE_ALWAYS ? "always"
@@ -68,9 +69,9 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 void ops_features(char *buf, size_t len)
 {
 #ifdef ACCEL_HAVE_KILLPRIV_V2
-	snprintf(buf, len, "+killpriv_v2");
+	snprintf(buf, len, "+killpriv_v2 +io_uring");
 #else
-	snprintf(buf, len, "-killpriv_v2");
+	snprintf(buf, len, "-killpriv_v2 -io_uring");
 #endif
 }
 
