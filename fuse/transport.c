@@ -7,10 +7,10 @@
  * CPU whose threads fetch a request and commit its reply in one
  * io_uring_enter, instead of one read and one write system call on
  * /dev/fuse per request. The kernel offers it only while the fuse module's
- * enable_uring parameter is Y (accel sysgen checks it), so "auto" asks for
- * it exactly then, and "on" refuses to start without it rather than
- * silently serving over /dev/fuse. The default stays off until the whole
- * suite and the benchmarks run with it (docs/design.md).
+ * enable_uring parameter is Y, so "auto" asks for it exactly then, and "on"
+ * refuses to start without it rather than silently serving over /dev/fuse.
+ * The default stays off until the whole suite and the benchmarks run with
+ * it (docs/design.md).
  */
 #include <errno.h>
 #include <fcntl.h>
