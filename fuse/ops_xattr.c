@@ -52,12 +52,16 @@ static bool caps_known_absent(struct inode *n, const char *name)
 	       now_ns() < __atomic_load_n(&n->nocaps_until, __ATOMIC_RELAXED);
 }
 
+static void caps_absent(struct inode *n)
+{
+	__atomic_store_n(&n->nocaps_until, now_ns() + (uint64_t)(accelfs.opts.attr_timeout * 1e9),
+			 __ATOMIC_RELAXED);
+}
+
 static void caps_note(struct inode *n, const char *name, ssize_t ret)
 {
 	if (ret < 0 && errno == ENODATA && !strcmp(name, caps_name))
-		__atomic_store_n(&n->nocaps_until,
-				 now_ns() + (uint64_t)(accelfs.opts.attr_timeout * 1e9),
-				 __ATOMIC_RELAXED);
+		caps_absent(n);
 }
 
 static void caps_forget(struct inode *n)
@@ -80,8 +84,7 @@ int xattr_caps_kill(struct inode *n, int fd)
 		      : removexattr(proc_fd_path(n->fd, path), caps_name);
 	if (ret && errno != ENODATA && errno != EOPNOTSUPP)
 		return -errno;
-	errno = ENODATA;
-	caps_note(n, caps_name, -1); /* gone now: known absent for attr_timeout */
+	caps_absent(n); /* gone now: known absent for attr_timeout */
 	return 0;
 }
 
