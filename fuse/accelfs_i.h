@@ -40,6 +40,15 @@
 
 #include <fuse_lowlevel.h>
 
+/*
+ * What the libfuse we are built with can negotiate; against 3.14 these are
+ * compiled out and the kernel's older protocol is used (accelfs --version).
+ */
+#if FUSE_MAJOR_VERSION > 3 || (FUSE_MAJOR_VERSION == 3 && FUSE_MINOR_VERSION >= 18)
+#define ACCEL_HAVE_KILLPRIV_V2 1 /* FUSE_CAP_HANDLE_KILLPRIV_V2, fi->kill_suidgid */
+#define ACCEL_HAVE_FUSE_URING 1	 /* FUSE_CAP_OVER_IO_URING, -o io_uring */
+#endif
+
 #include "backend.h"
 #include "options.h"
 #include "pool.h"
@@ -129,7 +138,9 @@ struct accelfs {
 	char *source_real;     /* canonical SOURCE path */
 	char *mountpoint_real; /* canonical MOUNTPOINT path */
 	struct inode root;
-	bool dont_mask; /* FUSE_DONT_MASK negotiated: we apply the umask */
+	bool dont_mask;	  /* FUSE_DONT_MASK negotiated: we apply the umask */
+	bool killpriv_v2; /* FUSE_HANDLE_KILLPRIV_V2 negotiated (see killpriv.c) */
+	bool uring_wanted; /* FUSE over io_uring asked of libfuse (transport.c) */
 	struct fuse_session *se;
 };
 
@@ -163,6 +174,21 @@ void inode_fd_log_mode(void);
 /* "/proc/self/fd/N" for a descriptor; @buf must hold PROC_FD_LEN bytes. */
 #define PROC_FD_LEN 32
 const char *proc_fd_path(int fd, char *buf);
+
+/* killpriv.c: what a write or truncation removes from a file (see there) */
+int killpriv_now(fuse_ino_t ino, struct inode *n, int fd, bool caps);
+void killpriv_on_write(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		       struct open_file *of);
+bool killpriv_setattr_asked(int valid);
+bool killpriv_open_asked(const struct fuse_file_info *fi);
+/* ops_xattr.c: remove security.capability unless known absent; 0 or -errno */
+int xattr_caps_kill(struct inode *n, int fd);
+/* transport.c: /dev/fuse or FUSE over io_uring (see there) */
+int transport_choose(char *why, size_t len);
+const char *transport_fuse_opt(void);
+const char *transport_describe(const struct fuse_conn_info *conn);
+/* ops.c: the optional features this build has, "+name -name ..." (accelfs --version) */
+void ops_features(char *buf, size_t len);
 
 /* ops_entry.c: look up @name in @parent and fill @e (adds a lookup). */
 int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e);

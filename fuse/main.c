@@ -246,6 +246,8 @@ static int build_fuse_args(struct fuse_args *args)
 		ret = fuse_opt_add_opt(&o->mount_opts, "default_permissions");
 	if (!ret && o->read_only)
 		ret = fuse_opt_add_opt(&o->mount_opts, "ro");
+	if (!ret && transport_fuse_opt()) /* a libfuse session option: see transport.c */
+		ret = fuse_opt_add_opt(&o->mount_opts, transport_fuse_opt());
 	if (!ret && (fuse_opt_add_arg(args, "-o") || fuse_opt_add_arg(args, o->mount_opts)))
 		ret = -ENOMEM;
 	return ret;
@@ -362,6 +364,8 @@ static int prepare(void)
 			o->default_permissions = true;
 		}
 	}
+	if (transport_choose(why, sizeof(why)))
+		return fail("%s", why);
 	return setup_backend() || setup_root() || setup_cache() ? -1 : 0;
 }
 
@@ -414,6 +418,15 @@ out:
 	return ret;
 }
 
+/* "accelfs 0.1.0 (libfuse 3.18.3: +killpriv_v2 ...)": the features compiled in. */
+static void print_version(void)
+{
+	char features[128];
+
+	ops_features(features, sizeof(features));
+	printf("accelfs %s (libfuse %s: %s)\n", ACCELFS_VERSION, fuse_pkgversion(), features);
+}
+
 int main(int argc, char **argv)
 {
 	int ret = opts_parse(argc, argv, &accelfs.opts);
@@ -424,8 +437,7 @@ int main(int argc, char **argv)
 		if (accelfs.opts.show_help)
 			opts_print_help("accelfs");
 		else
-			printf("accelfs %s (libfuse %d.%d)\n", ACCELFS_VERSION, FUSE_MAJOR_VERSION,
-			       FUSE_MINOR_VERSION);
+			print_version();
 		return 0;
 	}
 	umask(0); /* the kernel already applied the caller's umask to every mode */

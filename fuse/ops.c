@@ -6,6 +6,7 @@
  * ops_dir.c, ops_xattr.c); this file only merges them and negotiates the
  * kernel features they rely on.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "accelfs_i.h"
@@ -35,6 +36,14 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	}
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+#ifdef ACCEL_HAVE_KILLPRIV_V2
+	/* No GETXATTR security.capability before every write: we remove set-ID
+	 * bits and capabilities where the kernel flags it (killpriv.c). */
+	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV_V2) {
+		conn->want |= FUSE_CAP_HANDLE_KILLPRIV_V2;
+		accelfs.killpriv_v2 = true;
+	}
+#endif
 	/* Locks stay in the kernel: it enforces them among all users of the mount. */
 	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
 	conn->max_write = ACCEL_MAX_WRITE;
@@ -46,8 +55,9 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_background = 64;
 	conn->congestion_threshold = 48;
 	conn->time_gran = 1;
-	log_msg(LOG_INFO, "mounted %s: backend %s, writeback cache %s, kernel_cache %s",
-		accelfs.source_real, backend_kind_name(backend_active()),
+	log_msg(LOG_INFO, "mounted %s: requests through %s, backend %s, writeback cache %s, "
+		"kernel_cache %s",
+		accelfs.source_real, transport_describe(conn), backend_kind_name(backend_active()),
 		accelfs.opts.writeback ? "on" : "off",
 		accelfs.opts.kernel_cache == KERNEL_CACHE_AUTO	   ? "auto"
 		: accelfs.opts.kernel_cache == KERNEL_CACHE_ALWAYS ? "always"
@@ -55,6 +65,15 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	cache_io_describe(cache, sizeof(cache));
 	log_msg(LOG_INFO, "%s", cache);
 	inode_fd_log_mode();
+}
+
+void ops_features(char *buf, size_t len)
+{
+#ifdef ACCEL_HAVE_KILLPRIV_V2
+	snprintf(buf, len, "+killpriv_v2 +io_uring");
+#else
+	snprintf(buf, len, "-killpriv_v2 -io_uring");
+#endif
 }
 
 void ops_fill(struct fuse_lowlevel_ops *ops)

@@ -265,8 +265,8 @@ static int set_times(struct inode *n, int fd, const struct stat *attr, int valid
 	return 0;
 }
 
-#define TIMES_VALID                                                                        \
-	(FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |              \
+#define SET_ATTR_TIMES                                                         \
+	(FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW | \
 	 FUSE_SET_ATTR_MTIME_NOW)
 
 static int do_setattr(struct inode *n, struct open_file *of, const struct stat *attr, int valid)
@@ -288,7 +288,7 @@ static int do_setattr(struct inode *n, struct open_file *of, const struct stat *
 	}
 	if (!ret && (valid & FUSE_SET_ATTR_SIZE))
 		ret = set_size(n, of, attr->st_size);
-	if (!ret && (valid & TIMES_VALID))
+	if (!ret && (valid & SET_ATTR_TIMES))
 		ret = set_times(n, fd, attr, valid);
 	return ret;
 }
@@ -372,6 +372,41 @@ static int kill_setid_as_daemon(fuse_req_t req, struct inode *n, struct open_fil
 	return ret;
 }
 
+/*
+ * The parts of a SETATTR that need the daemon's rights come first: set-ID
+ * bits and capabilities a truncation or write removes (killpriv.c,
+ * kill_setid_as_daemon). The rest runs with the caller's credentials, except
+ * the times that come with a size change: with the writeback cache they are
+ * the kernel's own clock for a truncation it allowed the caller (write
+ * access), which the backing file system would refuse a non-owner as if it
+ * were utimensat with explicit times. Returns 0 or -errno.
+ */
+static int setattr_as_caller(fuse_req_t req, struct inode *n, struct open_file *of,
+			     const struct stat *attr, int valid)
+{
+	int times = (valid & FUSE_SET_ATTR_SIZE) ? valid & SET_ATTR_TIMES : 0;
+	int ret = 0;
+
+	if (killpriv_setattr_asked(valid) && (valid & FUSE_SET_ATTR_SIZE))
+		ret = killpriv_now(0, n, of ? of->fd : -1, true);
+	if (!ret)
+		ret = kill_setid_as_daemon(req, n, of, attr, &valid);
+	/* times set on an open file: its deferred bytes go to SOURCE first, or
+	 * their write-back would move the mtime after it was set (tar) */
+	if (!ret && (valid & SET_ATTR_TIMES) && S_ISREG(n->type) &&
+	    __atomic_load_n(&n->opens, __ATOMIC_RELAXED))
+		wb_flush_file(n);
+	if (!ret)
+		ret = creds_enter(req);
+	if (!ret) {
+		ret = do_setattr(n, of, attr, valid & ~times);
+		creds_leave();
+	}
+	if (!ret && times)
+		ret = set_times(n, of ? of->fd : -1, attr, times);
+	return ret;
+}
+
 static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 			  struct fuse_file_info *fi)
 {
@@ -388,18 +423,7 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 			fuse_reply_attr(req, &st, accelfs.opts.attr_timeout);
 		return;
 	}
-	ret = kill_setid_as_daemon(req, n, of, attr, &valid);
-	/* times set on an open file: its deferred bytes go to SOURCE first, or
-	 * their write-back would move the mtime after it was set (tar) */
-	if (!ret && (valid & TIMES_VALID) && S_ISREG(n->type) &&
-	    __atomic_load_n(&n->opens, __ATOMIC_RELAXED))
-		wb_flush_file(n);
-	if (!ret)
-		ret = creds_enter(req);
-	if (!ret) {
-		ret = do_setattr(n, of, attr, valid);
-		creds_leave();
-	}
+	ret = setattr_as_caller(req, n, of, attr, valid);
 
 	if (!ret)
 		ret = stat_inode(n, &st);

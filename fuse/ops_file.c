@@ -236,7 +236,12 @@ static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	ret = fd < 0 ? -errno : 0;
 	creds_leave();
 	inode_fd_put(n, nfd);
+	/* the caller's truncation cleared the bits, unless it was root without CAP_FSETID */
+	if (!ret && (fi->flags & O_TRUNC) && killpriv_open_asked(fi))
+		ret = killpriv_now(0, n, fd, true);
 	if (ret) {
+		if (fd >= 0)
+			close(fd);
 		fuse_reply_err(req, -ret);
 		return;
 	}
@@ -408,32 +413,6 @@ generic:;
 }
 
 /*
- * A local file system clears set-user-ID (and set-group-ID with group
- * execute) when someone without CAP_FSETID writes (file_remove_privs). The
- * kernel does it itself before a cached write, by a SETATTR; for a direct_io
- * handle (kernel_cache=never, O_DIRECT with writeback=off) it leaves that to
- * the server. Done with the daemon's rights, before the write, as the kernel
- * would; writes the kernel's write-back sends (writepage) were checked when
- * the application wrote. Costs one atomic load when the file has no such bit.
- */
-static void kill_setid_on_write(fuse_req_t req, fuse_ino_t ino, struct open_file *of)
-{
-	struct stat st;
-	mode_t kill = S_ISUID;
-
-	if (!creds_unprivileged(req) || fstat(of->fd, &st))
-		return;
-	if ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
-		kill |= S_ISGID;
-	if ((st.st_mode & kill) && !fchmod(of->fd, st.st_mode & 07777 & ~kill)) {
-		st.st_mode &= ~kill;
-		/* the kernel's cached mode must not show the bits any more */
-		fuse_lowlevel_notify_inval_inode(accelfs.se, ino, -1, 0);
-	}
-	inode_note_mode(of->inode, &st);
-}
-
-/*
  * An application's O_DIRECT write (never deferred, see wb_open) is on
  * SOURCE's device before it is acknowledged, as on a local file system; the
  * backing descriptor itself is buffered (backing_flags). Returns @n or -errno.
@@ -455,10 +434,10 @@ static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 	/* past shutdown's final sync: refused, not acknowledged and dropped */
 	ssize_t n = shutdown_refuse(of->inode, "a write");
 
-	if (n == 0 && __atomic_load_n(&of->inode->setid, __ATOMIC_RELAXED) && !fi->writepage)
-		kill_setid_on_write(req, ino, of);
-	if (n == 0)
+	if (n == 0) {
+		killpriv_on_write(req, ino, fi, of); /* set-ID bits and capabilities: killpriv.c */
 		n = wb_write(of, in, off);
+	}
 	if (n != -EAGAIN)
 		goto reply;
 	n = cache_io_write_begin(of, (uint64_t)off, fuse_buf_size(in));

@@ -29,9 +29,10 @@ static void reply_size_or_data(fuse_req_t req, ssize_t ret, const char *buf, siz
 }
 
 /*
- * The kernel asks for security.capability before every write(2) (to drop
- * file capabilities, as for suid bits), and libfuse 3.14 cannot negotiate
- * FUSE_HANDLE_KILLPRIV_V2, which would stop that. Most files have none, so a
+ * Without FUSE_HANDLE_KILLPRIV_V2 (libfuse 3.14) the kernel asks for
+ * security.capability before every write(2) (to drop file capabilities, as
+ * for suid bits); with it, after each attribute refresh, and killpriv.c asks
+ * on every write of a caller without CAP_FSETID. Most files have none, so a
  * node remembers "none" for attr_timeout, the time the kernel trusts its
  * other attributes; any xattr change through the mount forgets it.
  */
@@ -51,17 +52,40 @@ static bool caps_known_absent(struct inode *n, const char *name)
 	       now_ns() < __atomic_load_n(&n->nocaps_until, __ATOMIC_RELAXED);
 }
 
+static void caps_absent(struct inode *n)
+{
+	__atomic_store_n(&n->nocaps_until, now_ns() + (uint64_t)(accelfs.opts.attr_timeout * 1e9),
+			 __ATOMIC_RELAXED);
+}
+
 static void caps_note(struct inode *n, const char *name, ssize_t ret)
 {
 	if (ret < 0 && errno == ENODATA && !strcmp(name, caps_name))
-		__atomic_store_n(&n->nocaps_until,
-				 now_ns() + (uint64_t)(accelfs.opts.attr_timeout * 1e9),
-				 __ATOMIC_RELAXED);
+		caps_absent(n);
 }
 
 static void caps_forget(struct inode *n)
 {
 	__atomic_store_n(&n->nocaps_until, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * A write or truncation removes file capabilities (killpriv.c); most files
+ * have none, and then this costs a clock read, not a system call.
+ */
+int xattr_caps_kill(struct inode *n, int fd)
+{
+	char path[PROC_FD_LEN];
+	int ret;
+
+	if (caps_known_absent(n, caps_name))
+		return 0;
+	ret = fd >= 0 ? fremovexattr(fd, caps_name)
+		      : removexattr(proc_fd_path(n->fd, path), caps_name);
+	if (ret && errno != ENODATA && errno != EOPNOTSUPP)
+		return -errno;
+	caps_absent(n); /* gone now: known absent for attr_timeout */
+	return 0;
 }
 
 /*

@@ -21,6 +21,12 @@ enum kernel_cache_mode {
 	KERNEL_CACHE_NEVER,  /* direct I/O: every read and write reaches the daemon */
 };
 
+enum fuse_transport {
+	FUSE_URING_OFF,	 /* requests through read()/write() on /dev/fuse */
+	FUSE_URING_AUTO, /* FUSE over io_uring when the kernel offers it */
+	FUSE_URING_ON,	 /* FUSE over io_uring, or refuse to start */
+};
+
 struct accelfs_opts {
 	char *source;	  /* as given */
 	char *mountpoint; /* as given */
@@ -31,6 +37,7 @@ struct accelfs_opts {
 	bool show_version;
 	unsigned int threads; /* worker threads of the session loop */
 	bool clone_fd;	      /* one /dev/fuse fd per worker */
+	enum fuse_transport io_uring; /* how requests reach the daemon (libfuse >= 3.18) */
 	enum backend_kind backend;
 	unsigned int queue_depth; /* io_uring entries per worker ring */
 	double attr_timeout;

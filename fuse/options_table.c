@@ -29,6 +29,12 @@ static const struct opt_word cache_words[] = {
 	{ "never", KERNEL_CACHE_NEVER },
 	{ NULL, 0 },
 };
+static const struct opt_word uring_words[] = {
+	{ "off", FUSE_URING_OFF },
+	{ "auto", FUSE_URING_AUTO },
+	{ "on", FUSE_URING_ON },
+	{ NULL, 0 },
+};
 static const struct opt_word sync_words[] = { { "relaxed", 1 }, { "strict", 0 }, { NULL, 0 } };
 static const struct opt_word io_words[] = { { "direct", 1 }, { "buffered", 0 }, { NULL, 0 } };
 
@@ -44,6 +50,11 @@ const struct opt_def opt_table[] = {
 	  .section = OPT_SEC_GENERAL, .help = "worker threads" },
 	{ "clone_fd", OPT_BOOL, O(clone_fd), .def = "on", .syntax = "on|off",
 	  .section = OPT_SEC_GENERAL, .help = "one /dev/fuse descriptor per worker" },
+	{ "io_uring", OPT_ENUM, O(io_uring), .words = uring_words, .def = "off",
+	  .syntax = "auto|on|off", .section = OPT_SEC_GENERAL,
+	  .help = "FUSE requests over io_uring instead of /dev/fuse\n"
+		  "reads (libfuse >= 3.18; the fuse module's\n"
+		  "enable_uring=Y): when offered (auto), or required (on)" },
 	{ "kernel_cache", OPT_ENUM, O(kernel_cache), .words = cache_words, .def = "auto",
 	  .syntax = "auto|always|never", .section = OPT_SEC_GENERAL,
 	  .help = "keep the kernel page cache across opens while the\n"

@@ -39,7 +39,7 @@ layout() {
 	echo "root pub" >"$t/rootpub" && chmod 644 "$t/rootpub"
 	mkdir "$t/sgid" && chgrp $USERS_GID "$t/sgid" && chmod 2777 "$t/sgid"
 	mkdir "$t/grpdir" && chgrp $USERS_GID "$t/grpdir" && chmod 770 "$t/grpdir"
-	for f in setuid setuid_direct setuid_trunc; do
+	for f in setuid setuid_direct setuid_trunc setuid_truncate setuid_ftruncate; do
 		printf 'set-ID file\n' >"$t/$f" && chmod 6777 "$t/$f"
 	done
 	echo x >"$t/xfile" && chmod 644 "$t/xfile"
@@ -210,6 +210,35 @@ else
 fi
 same "truncating open of a root 06777 file" open @@/setuid_trunc wronly,trunc
 state setuid_trunc
+same "truncate(2) of a root 06777 file" truncate @@/setuid_truncate
+state setuid_truncate
+same "ftruncate(2) of a root 06777 file" ftruncate @@/setuid_ftruncate
+state setuid_ftruncate
+
+# File capabilities go at a write, whoever writes (file_remove_privs); with
+# FUSE_HANDLE_KILLPRIV_V2 accelfs removes them, without it the kernel asks.
+caps_of() { getcap "$1" | sed 's/^[^ ]* //'; }
+if command -v setcap >/dev/null && setcap cap_net_raw+ep "$REF/rootpub" 2>/dev/null; then
+	setcap -r "$REF/rootpub"
+	echo "== file capabilities and writes"
+	for t in "$SRC" "$REF"; do
+		for f in capfile capfile_root; do
+			echo cap >"$t/$f" && chmod 0666 "$t/$f" && setcap cap_net_raw+ep "$t/$f"
+		done
+	done
+	same "write into a root file with a capability" write @@/capfile
+	verdict "capability of capfile after the user's write" "$(caps_of "$MNT/capfile")" \
+		"$(caps_of "$REF/capfile")"
+	for t in "$MNT" "$REF"; do "$SECOP" write "$t/capfile_root"; done >"$BASE/root.out"
+	verdict "root writes a file with a capability" "$(head -1 "$BASE/root.out")" \
+		"$(tail -1 "$BASE/root.out")"
+	verdict "capability of capfile_root after root's write" "$(caps_of "$MNT/capfile_root")" \
+		"$(caps_of "$REF/capfile_root")"
+	verdict "capability of capfile_root in SOURCE" "$(caps_of "$SRC/capfile_root")" \
+		"$(caps_of "$REF/capfile_root")"
+else
+	echo "skip file capabilities: setcap missing (libcap2-bin) or refused here"
+fi
 
 echo "== root after the users' requests (the workers went back to root)"
 for t in "$MNT" "$REF"; do "$SECOP" open "$t/rodir/byroot" wronly,creat; done >"$BASE/root.out"

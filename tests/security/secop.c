@@ -12,6 +12,8 @@
  *                                  (prints the type of what was opened)
  *   secop read PATH                the first bytes
  *   secop write PATH [direct]      4096 bytes at offset 0 (O_DIRECT: aligned)
+ *   secop truncate PATH            truncate(2) to 1 byte
+ *   secop ftruncate PATH           open write-only, ftruncate(2) to 1 byte
  *   secop mknod PATH c|p   secop mkdir PATH   secop rmdir PATH
  *   secop symlink PATH TARGET   secop link OLD NEW
  *   secop unlink PATH   secop rename OLD NEW   secop chmod PATH OCTAL
@@ -110,6 +112,15 @@ static int do_write(const char *path, int direct)
 	return result(pwrite(fd, buf, 4096, 0) == 4096 ? 0 : -1);
 }
 
+static int do_ftruncate(const char *path)
+{
+	int fd = open(path, O_WRONLY);
+
+	if (fd < 0)
+		return result(-1);
+	return result(ftruncate(fd, 1));
+}
+
 static int do_listxattr(const char *path)
 {
 	char buf[4096];
@@ -161,6 +172,10 @@ int main(int argc, char **argv)
 		return do_read(p);
 	if (!strcmp(op, "write"))
 		return do_write(p, a3 && !strcmp(a3, "direct"));
+	if (!strcmp(op, "truncate"))
+		return result(truncate(p, 1));
+	if (!strcmp(op, "ftruncate"))
+		return do_ftruncate(p);
 	if (!strcmp(op, "mknod") && a3)
 		return result(mknod(p, (*a3 == 'c' ? S_IFCHR : S_IFIFO) | 0644, makedev(1, 3)));
 	if (!strcmp(op, "mkdir"))

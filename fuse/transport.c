@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+/*
+ * transport.c - how requests reach the daemon: read()/write() on
+ * /dev/fuse by the workers, or FUSE over io_uring (-o io_uring=auto|on).
+ *
+ * With io_uring (libfuse >= 3.18, Linux >= 6.14) libfuse runs one ring per
+ * CPU whose threads fetch a request and commit its reply in one
+ * io_uring_enter, instead of one read and one write system call on
+ * /dev/fuse per request. The kernel offers it only while the fuse module's
+ * enable_uring parameter is Y, so "auto" asks for it exactly then, and "on"
+ * refuses to start without it rather than silently serving over /dev/fuse.
+ * The default stays off until the whole suite and the benchmarks run with
+ * it (docs/design.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "accelfs_i.h"
+
+#define ENABLE_URING "/sys/module/fuse/parameters/enable_uring"
+
+#ifdef ACCEL_HAVE_FUSE_URING
+/* 1 if the fuse module lets servers use io_uring, 0 if not or unknown. */
+static int kernel_offers_uring(void)
+{
+	char c = 0;
+	int fd = open(ENABLE_URING, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, &c, 1);
+	close(fd);
+	return n == 1 && (c == 'Y' || c == 'y' || c == '1');
+}
+#endif
+
+/*
+ * Decide before mounting; sets accelfs.uring_wanted. Returns 0, or -1 with
+ * the reason in @why when io_uring=on cannot be had.
+ */
+int transport_choose(char *why, size_t len)
+{
+	enum fuse_transport t = accelfs.opts.io_uring;
+
+	accelfs.uring_wanted = false;
+	if (t == FUSE_URING_OFF)
+		return 0;
+#ifdef ACCEL_HAVE_FUSE_URING
+	if (kernel_offers_uring()) {
+		accelfs.uring_wanted = true;
+		return 0;
+	}
+	if (t == FUSE_URING_ON) {
+		snprintf(why, len,
+			 "io_uring=on: the kernel does not offer FUSE over io_uring (%s is not Y; "
+			 "as root: echo Y > %s)",
+			 ENABLE_URING, ENABLE_URING);
+		return -1;
+	}
+#else
+	if (t == FUSE_URING_ON) {
+		snprintf(why, len, "io_uring=on needs libfuse >= 3.18 (accelfs is built with %s)",
+			 fuse_pkgversion());
+		return -1;
+	}
+#endif
+	return 0;
+}
+
+/* libfuse's session option for the choice; NULL: none. */
+const char *transport_fuse_opt(void)
+{
+	return accelfs.uring_wanted ? "io_uring" : NULL;
+}
+
+/* At INIT: what the kernel agreed to, for the log. */
+const char *transport_describe(const struct fuse_conn_info *conn)
+{
+#ifdef ACCEL_HAVE_FUSE_URING
+	if (accelfs.uring_wanted && (conn->capable & FUSE_CAP_OVER_IO_URING))
+		return "FUSE over io_uring";
+	if (accelfs.uring_wanted)
+		return "/dev/fuse (the kernel did not offer io_uring)";
+#else
+	(void)conn;
+#endif
+	return "/dev/fuse";
+}

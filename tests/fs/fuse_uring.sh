@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# fuse_uring.sh: -o io_uring=on|auto|off. Against a libfuse without FUSE over
+# io_uring (accelfs --version says -io_uring), io_uring=on fails with one
+# line and mounts nothing, and auto serves over /dev/fuse. With it: while
+# the fuse module's enable_uring is N, on fails the same way and auto falls
+# back to /dev/fuse; with enable_uring=Y (set here, restored on exit), the
+# daemon runs libfuse's ring threads, logs "FUSE over io_uring", and
+# ops_compare gives the answers of a plain directory.
+set -u
+. "$(dirname "$0")/../lib/mount.sh"
+accel_require_fuse
+[ -n "${OPS_COMPARE:-}" ] || fail "OPS_COMPARE is not set"
+param=/sys/module/fuse/parameters/enable_uring
+# The parameter is global: serialise with any other run of this test.
+exec 9>/run/lock/accelfs-enable_uring.lock
+flock -w 300 9 || skip "another run holds the enable_uring lock"
+old=$(cat $param 2>/dev/null || echo none)
+restore() {
+	[ "$old" = none ] || echo "$old" >$param 2>/dev/null
+	accel_cleanup
+}
+trap restore EXIT
+
+accel_tmpdir
+base=$ACCEL_TMP
+mkdir -m 755 "$base/src" "$base/mnt" "$base/ref"
+
+# refused CASE: io_uring=on exits 1 with one "accelfs: ... io_uring ..." line, nothing mounted
+refused() {
+	local rc=0 out
+	ACCEL_MNTS="$ACCEL_MNTS $base/mnt" # unmounted on exit should it mount after all
+	out=$("$ACCELFS" "$base/src" "$base/mnt" -o io_uring=on,pool=/accel-t-$$ 2>&1) || rc=$?
+	[ $rc = 1 ] || fail "$1: io_uring=on exited $rc, want 1 ($out)"
+	[ "$(echo "$out" | wc -l)" = 1 ] && [[ $out == "accelfs: "*io_uring* ]] ||
+		fail "$1: want one 'accelfs: ... io_uring ...' line, got: $out"
+	! mountpoint -q "$base/mnt" || fail "$1: something is mounted"
+	echo "ok: $1: $out"
+}
+
+# transport OPT: mount with io_uring=OPT, print the transport its log names
+transport() {
+	accel_mount "$base/src" "$base/mnt" -o io_uring=$1
+	echo x >"$base/mnt/probe" && [ "$(cat "$base/mnt/probe")" = x ] || fail "io_uring=$1: I/O failed"
+	accel_umount "$base/mnt" || fail "unmount failed"
+	accel_wait_exit "$ACCEL_PID" 10 || fail "daemon still running after unmount"
+	sed -n 's/.*requests through \(.*\), backend.*/\1/p' "$ACCEL_LOG"
+}
+
+if "$ACCELFS" --version | grep -q -- '-io_uring'; then
+	refused "libfuse without io_uring"
+	[ "$(transport auto)" = /dev/fuse ] || fail "io_uring=auto does not serve over /dev/fuse"
+	echo "PASS: io_uring=on refused, auto on /dev/fuse ($("$ACCELFS" --version))"
+	exit 0
+fi
+[ "$old" != none ] || skip "this kernel's fuse module has no enable_uring parameter"
+echo N >$param 2>/dev/null || skip "cannot write $param"
+refused "enable_uring=N"
+[ "$(transport auto)" = /dev/fuse ] || fail "io_uring=auto with enable_uring=N is not on /dev/fuse"
+echo Y >$param || fail "cannot set $param"
+[ "$(transport auto)" = "FUSE over io_uring" ] || fail "io_uring=auto with enable_uring=Y: $(cat "$ACCEL_LOG")"
+[ "$(transport off)" = /dev/fuse ] || fail "io_uring=off is not on /dev/fuse"
+
+accel_mount "$base/src" "$base/mnt" -o allow_other,default_permissions,io_uring=on
+ls /proc/"$ACCEL_PID"/task/*/comm >/dev/null && grep -qx 'fuse-ring-[0-9]*' /proc/"$ACCEL_PID"/task/*/comm ||
+	fail "no fuse-ring thread in the daemon"
+"$OPS_COMPARE" "$base/mnt" "$base/ref" || fail "ops_compare over io_uring differs from a plain directory"
+echo "PASS: io_uring=on|auto|off, ops_compare over FUSE over io_uring"
