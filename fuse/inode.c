@@ -43,7 +43,7 @@ static struct inode *retired; /* retired nodes the kernel still holds, via hnext
  * only unpinned descriptors are closed, so a descriptor number is never
  * reused while a caller still uses it (that would send its operation to
  * another file). A hit takes only the node's own fd_lock and sets fd_ref;
- * the clock hand (cache_shrink_locked) closes descriptors not used since it
+ * the clock hand (ring_sweep_locked) closes descriptors not used since it
  * last passed, which approximates LRU without a global lock per operation.
  *
  * Two things shrink the cache: going over fd_cache_max, and the reaper
@@ -110,41 +110,13 @@ static void ring_add_head(struct fd_link *l)
 	ring.next = l;
 }
 
-/*
- * Move the clock hand over at most @scan nodes from the tail while more
- * than @target descriptors are open: a node used since the last pass gets
- * a second chance (to the head), an idle unpinned one gives up its
- * descriptor into @out. A busy node (fd_lock held: being reopened) is
- * skipped: cache lock -> fd_lock is only ever a trylock. Returns how many
- * descriptors are in @out (at most FD_BATCH), to close outside the lock.
- */
-static size_t cache_shrink_locked(size_t target, size_t scan, int *out)
+/* fd_lock held: the clock's test: used since the last pass? (then not again) */
+static bool clock_due(struct inode *v)
 {
-	size_t n = 0;
+	bool due = !v->fd_ref;
 
-	while (cache_count > target && scan-- && n < FD_BATCH) {
-		struct fd_link *l = ring.prev;
-		struct inode *v = ring_inode(l);
-		bool evict = false;
-
-		if (!pthread_mutex_trylock(&v->fd_lock)) {
-			evict = !v->fd_pins && !v->fd_ref;
-			if (evict) {
-				out[n++] = v->fd;
-				v->fd = -1;
-			}
-			v->fd_ref = false;
-			pthread_mutex_unlock(&v->fd_lock);
-		}
-		ring_del(l);
-		if (evict) {
-			v->fd_listed = false;
-			cache_count--;
-		} else {
-			ring_add_head(l);
-		}
-	}
-	return n;
+	v->fd_ref = false;
+	return due;
 }
 
 static void close_all(const int *fds, size_t n)
@@ -156,7 +128,7 @@ static void close_all(const int *fds, size_t n)
 	errno = saved;
 }
 
-/* fd_lock held: has @v's descriptor outlived its use (see above)? */
+/* fd_lock held: the reaper's test: has @v's descriptor outlived its use (see above)? */
 static bool reap_due(struct inode *v)
 {
 	struct stat st;
@@ -171,18 +143,27 @@ static bool reap_due(struct inode *v)
 	return !fstat(v->fd, &st) && st.st_nlink == 0;
 }
 
-/* Like cache_shrink_locked(), for the reaper: visits at most @scan nodes. */
-static size_t reap_locked(size_t scan, int *out)
+/*
+ * Move the hand over at most @scan nodes from the tail while more than
+ * @target descriptors are open: an unpinned node that @due says may go
+ * gives up its descriptor into @out, any other goes back to the head (the
+ * clock's second chance, clock_due; the reaper's idle test, reap_due). A
+ * busy node (fd_lock held: being reopened) is skipped: cache lock -> fd_lock
+ * is only ever a trylock. Returns how many descriptors are in @out (at most
+ * FD_BATCH), to close outside the lock.
+ */
+static size_t ring_sweep_locked(size_t target, size_t scan, bool (*due)(struct inode *),
+				int *out)
 {
 	size_t n = 0;
 
-	while (cache_count && scan-- && n < FD_BATCH) {
+	while (cache_count > target && scan-- && n < FD_BATCH) {
 		struct fd_link *l = ring.prev;
 		struct inode *v = ring_inode(l);
 		bool evict = false;
 
 		if (!pthread_mutex_trylock(&v->fd_lock)) {
-			evict = !v->fd_pins && reap_due(v);
+			evict = !v->fd_pins && due(v);
 			if (evict) {
 				out[n++] = v->fd;
 				v->fd = -1;
@@ -213,7 +194,7 @@ static void reap_pass(void)
 		size_t scan = left < FD_BATCH ? left : FD_BATCH;
 
 		pthread_mutex_lock(&cache_lock);
-		n = reap_locked(scan, fds);
+		n = ring_sweep_locked(0, scan, reap_due, fds);
 		pthread_mutex_unlock(&cache_lock);
 		close_all(fds, n);
 		left -= scan;
@@ -282,7 +263,7 @@ static void cache_insert(struct inode *n)
 	ring_add_head(&n->fd_link);
 	n->fd_listed = true;
 	cache_count++;
-	cnt = cache_shrink_locked(fd_cache_max, 2 * cache_count, fds);
+	cnt = ring_sweep_locked(fd_cache_max, 2 * cache_count, clock_due, fds);
 	pthread_mutex_unlock(&cache_lock);
 	close_all(fds, cnt);
 }

@@ -9,6 +9,9 @@
 # cfs_below FUNC  FUNC takes down at exit what SOURCE sits on (a loop
 #               device, another FUSE daemon), once no daemon holds SOURCE;
 # cfs_kill9 MNT PID...  SIGKILLs MNT's daemon and detaches its dead mount;
+# refused WHAT REGEX [PREFIX-COMMAND...] -- ACCELFS-OPTIONS
+#               mounting src on m must fail cleanly: exit 1, one stderr line
+#               matching REGEX, nothing mounted, no daemon left;
 # pstat ...     the poolstat helper on $POOL (key=value lines);
 # kv FILE KEY   a value from a saved snapshot.
 #
@@ -84,6 +87,24 @@ cfs_kill9() {
 	wait "$@" 2>/dev/null
 	fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt" ||
 		fail "cannot detach the dead mount $mnt"
+}
+
+refused() {
+	local what=$1 re=$2 rc=0 pre=()
+	shift 2
+	while [ "$1" != -- ]; do
+		pre+=("$1")
+		shift
+	done
+	shift
+	ACCEL_MNTS="$ACCEL_MNTS $PWD/m"
+	timeout 30 "${pre[@]}" "$ACCELFS" "$PWD/src" "$PWD/m" "$@" 2>err || rc=$?
+	[ $rc = 1 ] || { cat err; fail "$what: exit $rc, want 1"; }
+	[ "$(grep -c . err)" = 1 ] || { cat err; fail "$what: want exactly one line on stderr"; }
+	grep -Eq "$re" err || { cat err; fail "$what: the message does not match /$re/"; }
+	! accel_is_mounted "$PWD/m" || fail "$what: mounted anyway"
+	[ -z "$(accel_daemon_pids "$PWD/m")" ] || fail "$what: a daemon is still running"
+	echo "ok: $what: $(cat err)"
 }
 
 pstat() {

@@ -26,25 +26,6 @@ mode_of wide ,pool_mode=0660
 [ "$MODE" = 660 ] || fail "pool_mode=0660 gave $MODE"
 echo "ok: new pools are 0600, pool_mode=0660 gives 0660"
 
-# refused WHAT REGEX [PREFIX-COMMAND...] -- ACCELFS-OPTIONS: must fail cleanly
-refused() {
-	local what=$1 re=$2 rc=0 pre=()
-	shift 2
-	while [ "$1" != -- ]; do
-		pre+=("$1")
-		shift
-	done
-	shift
-	ACCEL_MNTS="$ACCEL_MNTS $PWD/m"
-	timeout 30 "${pre[@]}" "$ACCELFS" "$PWD/src" "$PWD/m" "$@" 2>err || rc=$?
-	[ $rc = 1 ] || { cat err; fail "$what: exit $rc, want 1"; }
-	[ "$(grep -c . err)" = 1 ] || { cat err; fail "$what: want exactly one line on stderr"; }
-	grep -Eq "$re" err || { cat err; fail "$what: the message does not match /$re/"; }
-	! accel_is_mounted "$PWD/m" || fail "$what: mounted anyway"
-	[ -z "$(accel_daemon_pids "$PWD/m")" ] || fail "$what: a daemon is still running"
-	echo "ok: $what: $(cat err)"
-}
-
 cfs_pool big
 refused "pool larger than memory" 'physical memory.*[0-9]+ bytes' -- -o "pool=$POOL,global_cache=1T"
 [ ! -e "/dev/shm$POOL" ] || fail "the refused 1T pool left /dev/shm$POOL behind"

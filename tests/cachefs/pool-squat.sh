@@ -26,25 +26,6 @@ as_nobody() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'umask 0; exec "$@"' sh "$@"
 }
 
-# refused WHAT REGEX [PREFIX-COMMAND...] -- ACCELFS-OPTIONS (as pool-mode.sh)
-refused() {
-	local what=$1 re=$2 rc=0 pre=()
-	shift 2
-	while [ "$1" != -- ]; do
-		pre+=("$1")
-		shift
-	done
-	shift
-	ACCEL_MNTS="$ACCEL_MNTS $PWD/m"
-	timeout 30 "${pre[@]}" "$ACCELFS" "$PWD/src" "$PWD/m" "$@" 2>err || rc=$?
-	[ $rc = 1 ] || { cat err; fail "$what: exit $rc, want 1"; }
-	[ "$(grep -c . err)" = 1 ] || { cat err; fail "$what: want exactly one line on stderr"; }
-	grep -Eq "$re" err || { cat err; fail "$what: the message does not match /$re/"; }
-	! accel_is_mounted "$PWD/m" || fail "$what: mounted anyway"
-	[ -z "$(accel_daemon_pids "$PWD/m")" ] || fail "$what: a daemon is still running"
-	echo "ok: $what: $(cat err)"
-}
-
 cfs_pool squat
 seg=/dev/shm$POOL
 as_nobody "$ACCEL" warm -q --pool "$POOL" "$PWD/pub" && as_nobody chmod 666 "$seg" ||
