@@ -494,6 +494,43 @@ static int fuse_module_rows(struct sysgen_ctx *ctx)
 	return 0;
 }
 
+/*
+ * fuse.enable_uring: FUSE over io_uring (-o io_uring=auto|on, libfuse >=
+ * 3.18) needs the fuse module's parameter. Opt-in, so informational unless
+ * the check is asked for it (--io-uring); then LOW and --apply sets it.
+ */
+static int fuse_uring_row(struct sysgen_ctx *ctx)
+{
+	struct sysgen_row *row = sysgen_row_add(ctx, "fuse.enable_uring");
+	char path[PATH_MAX], v[8] = "";
+
+	if (!row)
+		return -ENOMEM;
+	sysgen_set(row->needed, ctx->cfg->io_uring ? "Y" : "- (Y for -o io_uring)");
+	sysgen_path(path, sizeof(path), ctx->sys, "module/fuse/parameters/enable_uring");
+	if (sysgen_read_line(path, v, sizeof(v))) {
+		sysgen_set(row->current, "absent");
+		row->status = ctx->cfg->io_uring ? SYSGEN_LOW : SYSGEN_INFO;
+		sysgen_set(row->why, "kernel without FUSE over io_uring (or fuse not loaded)");
+		if (row->status == SYSGEN_LOW)
+			sysgen_set(row->manual, "a kernel >= 6.14 with CONFIG_FUSE_IO_URING; "
+						"modprobe fuse");
+		return 0;
+	}
+	sysgen_set(row->current, "%s", v);
+	if (v[0] == 'Y' || v[0] == 'y' || v[0] == '1') {
+		row->status = SYSGEN_OK;
+		sysgen_set(row->why, "-o io_uring=auto uses FUSE over io_uring");
+		return 0;
+	}
+	row->status = ctx->cfg->io_uring ? SYSGEN_LOW : SYSGEN_INFO;
+	sysgen_set(row->why, "-o io_uring=auto reads /dev/fuse instead");
+	snprintf(row->set_path, sizeof(row->set_path), "%s", path);
+	row->set_value = 1;
+	sysgen_set(row->manual, "lost at reboot: options fuse enable_uring=1 in /etc/modprobe.d/");
+	return 0;
+}
+
 /* The first executable "bpftrace" in the colon-separated @path, or "". */
 static void find_program(const char *path, const char *prog, char *out, size_t len)
 {
@@ -574,6 +611,7 @@ int sysgen_check(const struct sysgen_config *cfg, struct sysgen_report *rep)
 	ret = ret ? ret : nofile_row(&ctx);
 	ret = ret ? ret : uring_row(&ctx);
 	ret = ret ? ret : fuse_module_rows(&ctx);
+	ret = ret ? ret : fuse_uring_row(&ctx);
 	ret = ret ? ret : sysgen_dirty_rows(&ctx);
 	ret = ret ? ret : sysgen_mount_rows(&ctx);
 	return ret ? ret : probe_rows(&ctx);

@@ -77,6 +77,7 @@ struct sysgen_config {
 	const char *path;      /* where to look for bpftrace; NULL: $PATH */
 	uint64_t write_burst;  /* bytes a writer dirties at once; 0: SYSGEN_WRITE_BURST */
 	bool probes;	       /* probe rows are required (LOW), not informational */
+	bool io_uring;	       /* FUSE over io_uring is required (-o io_uring=on|auto) */
 	/* Size and free bytes of the file system at @dir; NULL: statvfs(). */
 	int (*fs_space)(const char *dir, uint64_t *size, uint64_t *avail);
 };

@@ -118,6 +118,7 @@ static void build_tree(void)
 	put(proc, "sys/fs/fuse/max_pages_limit", "128\n");
 	put(sys_, "module/fuse/parameters/max_user_bgreq", "32\n");
 	put(sys_, "module/fuse/parameters/max_user_congthresh", "48\n");
+	put(sys_, "module/fuse/parameters/enable_uring", "N\n");
 	/* 2 GiB dirtyable */
 	put(proc, "meminfo",
 	    "MemTotal:       8000000 kB\nMemFree:         1048576 kB\n"
@@ -422,6 +423,34 @@ static void test_probes(void)
 	sysgen_report_free(&rep);
 }
 
+/* fuse.enable_uring: informational by default, required (and set by --apply) with --io-uring. */
+static void test_fuse_uring(void)
+{
+	struct sysgen_report rep;
+	struct sysgen_config cfg;
+
+	build_tree();
+	check(&rep);
+	EXPECT(&rep, "fuse.enable_uring", "N", "- (Y for -o io_uring)", SYSGEN_INFO);
+	CU_ASSERT_EQUAL(sysgen_apply_row(row(&rep, "fuse.enable_uring")), 0);
+	sysgen_report_free(&rep);
+	cfg = config();
+	cfg.io_uring = true;
+	check_with(cfg, &rep);
+	EXPECT(&rep, "fuse.enable_uring", "N", "Y", SYSGEN_LOW);
+	CU_ASSERT_EQUAL(sysgen_apply_row(row(&rep, "fuse.enable_uring")), 1);
+	CU_ASSERT_STRING_EQUAL(get(sys_, "module/fuse/parameters/enable_uring"), "1\n");
+	sysgen_report_free(&rep);
+	put(sys_, "module/fuse/parameters/enable_uring", "Y\n");
+	check_with(cfg, &rep);
+	EXPECT(&rep, "fuse.enable_uring", "Y", "Y", SYSGEN_OK);
+	sysgen_report_free(&rep);
+	del(sys_, "module/fuse/parameters/enable_uring");
+	check(&rep);
+	EXPECT(&rep, "fuse.enable_uring", "absent", "- (Y for -o io_uring)", SYSGEN_INFO);
+	sysgen_report_free(&rep);
+}
+
 /* --apply writes the needed value into exactly the LOW, settable knobs. */
 static void test_apply(void)
 {
@@ -500,6 +529,7 @@ int main(void)
 	CU_add_test(s, "connection and BDI rows", test_mount_rows);
 	CU_add_test(s, "dirty-page sysctls", test_dirty);
 	CU_add_test(s, "bpftrace and uprobes", test_probes);
+	CU_add_test(s, "fuse.enable_uring", test_fuse_uring);
 	CU_add_test(s, "--apply writes exactly the needed values", test_apply);
 	ret = cunit_run();
 	nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
