@@ -44,6 +44,13 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 		accelfs.killpriv_v2 = true;
 	}
 #endif
+#ifdef FUSE_CAP_DIRECT_IO_ALLOW_MMAP
+	/* kernel_cache=never opens direct_io: without this the kernel refuses
+	 * every MAP_SHARED mapping (ENODEV); with it, shared mappings go
+	 * through the page cache, which the kernel drops around direct writes. */
+	if (conn->capable & FUSE_CAP_DIRECT_IO_ALLOW_MMAP)
+		conn->want |= FUSE_CAP_DIRECT_IO_ALLOW_MMAP;
+#endif
 	/* Locks stay in the kernel: it enforces them among all users of the mount. */
 	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
 	conn->max_write = ACCEL_MAX_WRITE;
@@ -70,10 +77,16 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 void ops_features(char *buf, size_t len)
 {
 #ifdef ACCEL_HAVE_KILLPRIV_V2
-	snprintf(buf, len, "+killpriv_v2 +io_uring");
+	const char *kp = "+killpriv_v2 +io_uring";
 #else
-	snprintf(buf, len, "-killpriv_v2 -io_uring");
+	const char *kp = "-killpriv_v2 -io_uring";
 #endif
+#ifdef FUSE_CAP_DIRECT_IO_ALLOW_MMAP
+	const char *mm = "+direct_io_allow_mmap";
+#else
+	const char *mm = "-direct_io_allow_mmap";
+#endif
+	snprintf(buf, len, "%s %s", kp, mm);
 }
 
 void ops_fill(struct fuse_lowlevel_ops *ops)

@@ -119,10 +119,13 @@ print(d.execute("PRAGMA integrity_check").fetchone()[0], d.execute("SELECT count
 case_sqlite() {
 	local mode want got modes="WAL DELETE"
 	# WAL maps its -shm file MAP_SHARED, which the kernel refuses on a
-	# direct-I/O mount (accelfs(8), kernel_cache=never; test mmap-never).
+	# direct-I/O mount unless libfuse negotiated DIRECT_IO_ALLOW_MMAP
+	# (accelfs(8), kernel_cache=never; test mmap-never).
 	case " $* " in *kernel_cache=never*)
-		modes=DELETE
-		echo "note: kernel_cache=never: WAL mode not run (shared mmap is refused there)" ;;
+		if ! "$ACCELFS" --version | grep -q '+direct_io_allow_mmap'; then
+			modes=DELETE
+			echo "note: kernel_cache=never on this libfuse: WAL mode not run (shared mmap refused)"
+		fi ;;
 	esac
 	accel_mount "$src" "$mnt" "$@"
 	for mode in $modes; do
