@@ -219,15 +219,21 @@ static int set_times_now(struct inode *n, int fd, const struct timespec tv[2])
 	return ret;
 }
 
-void times_keep(struct inode *n, const struct timespec tv[2])
+/* inode->lock held */
+static void times_keep_locked(struct inode *n, const struct timespec tv[2])
 {
-	pthread_mutex_lock(&n->lock);
 	if (!n->times_pending)
 		n->times[0].tv_nsec = n->times[1].tv_nsec = UTIME_OMIT;
 	for (int i = 0; i < 2; i++)
 		if (tv[i].tv_nsec != UTIME_OMIT)
 			n->times[i] = tv[i];
 	__atomic_store_n(&n->times_pending, true, __ATOMIC_RELAXED);
+}
+
+void times_keep(struct inode *n, const struct timespec tv[2])
+{
+	pthread_mutex_lock(&n->lock);
+	times_keep_locked(n, tv);
 	pthread_mutex_unlock(&n->lock);
 }
 
@@ -254,15 +260,22 @@ static int set_times(struct inode *n, int fd, const struct stat *attr, int valid
 		tv[1].tv_nsec = UTIME_NOW;
 	else if (valid & FUSE_SET_ATTR_MTIME)
 		tv[1] = attr->st_mtim;
-	ret = set_times_now(n, fd, tv); /* deferred bytes went first: accel_setattr */
-	if (ret || !open_file || stat_inode(n, &st))
-		return ret;
-	if (tv[0].tv_nsec != UTIME_OMIT)
-		tv[0] = st.st_atim;
-	if (tv[1].tv_nsec != UTIME_OMIT)
-		tv[1] = st.st_mtim;
-	times_keep(n, tv);
-	return 0;
+	if (!open_file)
+		return set_times_now(n, fd, tv); /* deferred bytes went first: accel_setattr */
+	/* inode->lock from setting to keeping: a release's times_apply (async
+	 * after close) must not land in between and set the older kept times
+	 * over these (ops_meta "NULL means now" after a futimens and a close) */
+	pthread_mutex_lock(&n->lock);
+	ret = set_times_now(n, fd, tv);
+	if (!ret && !stat_inode(n, &st)) {
+		if (tv[0].tv_nsec != UTIME_OMIT)
+			tv[0] = st.st_atim;
+		if (tv[1].tv_nsec != UTIME_OMIT)
+			tv[1] = st.st_mtim;
+		times_keep_locked(n, tv);
+	}
+	pthread_mutex_unlock(&n->lock);
+	return ret;
 }
 
 #define SET_ATTR_TIMES                                                         \
