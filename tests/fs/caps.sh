@@ -14,7 +14,8 @@ command -v setcap >/dev/null && command -v getcap >/dev/null ||
 accel_tmpdir
 base=$ACCEL_TMP
 mkdir "$base/src" "$base/mnt"
-accel_mount "$base/src" "$base/mnt" -o attr_timeout=1,pool=/accel-t-caps-$$,pool_keep=no
+# the test's own pool (accel_mount adds it), which accel_cleanup removes
+accel_mount "$base/src" "$base/mnt" -o attr_timeout=1,pool_keep=no
 
 printf 'x%.0s' $(seq 100) >"$base/mnt/f" # writes: the daemon now knows "no caps"
 setcap cap_net_raw+ep "$base/mnt/f" || fail "setcap through the mount failed"
