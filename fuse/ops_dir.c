@@ -8,6 +8,17 @@
  * backing directory's guarantees (ext4's hash cookies stay valid across
  * inserts). readdirplus returns attributes with each name, saving the kernel
  * one lookup per entry for `ls -l` and `find -ls`.
+ *
+ * The kernel may keep a directory's listing across opens (FOPEN_CACHE_DIR
+ * with FOPEN_KEEP_CACHE): we allow it while SOURCE's directory is unchanged
+ * since the last open (size, mtime and ctime, the node's stamp). A change
+ * made through the mount resets the kernel's copy by itself (it bumps the
+ * directory's version); a change made in SOURCE shows at the next opendir.
+ * Only with entry_timeout >= DIR_CACHE_MIN_ENTRY_TIMEOUT: a listing served
+ * from the kernel's copy instantiates no names, so once they expire every
+ * stat costs a LOOKUP where an uncached READDIRPLUS refreshed ~100 names per
+ * request (find -ls of 15,000 entries 1.5 s after the last: 15,034 LOOKUPs
+ * against 3,776 READDIR(PLUS) and 1,386 LOOKUPs uncached).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +42,24 @@ static void dir_free(struct dir_handle *d)
 	handle_list_del(&d->link, &open_dirs_lock);
 	closedir(d->dp);
 	free(d);
+}
+
+#define DIR_CACHE_MIN_ENTRY_TIMEOUT 10.0 /* seconds */
+
+/* Let the kernel keep the listing of @n across opens when SOURCE's directory
+ * (open on @fd) is as it was at the last opendir; never with kernel_cache=never. */
+static void dir_cache_policy(struct inode *n, int fd, struct fuse_file_info *fi)
+{
+	struct stat st;
+
+	if (accelfs.opts.kernel_cache == KERNEL_CACHE_NEVER ||
+	    accelfs.opts.entry_timeout < DIR_CACHE_MIN_ENTRY_TIMEOUT || fstat(fd, &st) < 0)
+		return;
+	fi->cache_readdir = 1;
+	pthread_mutex_lock(&n->lock);
+	fi->keep_cache = stamp_equal(n, &st);
+	stamp_set(n, &st);
+	pthread_mutex_unlock(&n->lock);
 }
 
 static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -65,6 +94,7 @@ static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		return;
 	}
 	fi->fh = (uintptr_t)d;
+	dir_cache_policy(inode_get(ino), fd, fi);
 	handle_list_add(&open_dirs, &d->link, &open_dirs_lock);
 	if (fuse_reply_open(req, fi) == -ENOENT)
 		dir_free(d);
