@@ -50,7 +50,7 @@ const struct opt_def opt_table[] = {
 	  .section = OPT_SEC_GENERAL, .help = "worker threads" },
 	{ "clone_fd", OPT_BOOL, O(clone_fd), .def = "on", .syntax = "on|off",
 	  .section = OPT_SEC_GENERAL, .help = "one /dev/fuse descriptor per worker" },
-	{ "io_uring", OPT_ENUM, O(io_uring), .words = uring_words, .def = "off",
+	{ "io_uring", OPT_ENUM, O(io_uring), .words = uring_words, .def = "auto",
 	  .syntax = "auto|on|off", .section = OPT_SEC_GENERAL,
 	  .help = "FUSE requests over io_uring instead of /dev/fuse\n"
 		  "reads (libfuse >= 3.18; the fuse module's\n"

@@ -5,7 +5,7 @@
 # line and mounts nothing, and auto serves over /dev/fuse. With it: while
 # the fuse module's enable_uring is N, on fails the same way and auto falls
 # back to /dev/fuse; with enable_uring=Y (set here, restored on exit), the
-# daemon runs libfuse's ring threads, logs "FUSE over io_uring", and
+# default (auto) and io_uring=auto serve over it, the daemon runs libfuse's ring threads, logs "FUSE over io_uring", and
 # ops_compare gives the answers of a plain directory.
 set -u
 . "$(dirname "$0")/../lib/mount.sh"
@@ -38,9 +38,10 @@ refused() {
 	echo "ok: $1: $out"
 }
 
-# transport OPT: mount with io_uring=OPT, print the transport its log names
+# transport [OPT]: mount with io_uring=OPT (none: the default), print the
+# transport its log names
 transport() {
-	accel_mount "$base/src" "$base/mnt" -o io_uring=$1
+	accel_mount "$base/src" "$base/mnt" ${1:+-o io_uring=$1}
 	echo x >"$base/mnt/probe" && [ "$(cat "$base/mnt/probe")" = x ] || fail "io_uring=$1: I/O failed"
 	accel_umount "$base/mnt" || fail "unmount failed"
 	accel_wait_exit "$ACCEL_PID" 10 || fail "daemon still running after unmount"
@@ -57,8 +58,10 @@ fi
 echo N >$param 2>/dev/null || skip "cannot write $param"
 refused "enable_uring=N"
 [ "$(transport auto)" = /dev/fuse ] || fail "io_uring=auto with enable_uring=N is not on /dev/fuse"
+[ "$(transport)" = /dev/fuse ] || fail "the default with enable_uring=N is not on /dev/fuse"
 echo Y >$param || fail "cannot set $param"
 [ "$(transport auto)" = "FUSE over io_uring" ] || fail "io_uring=auto with enable_uring=Y: $(cat "$ACCEL_LOG")"
+[ "$(transport)" = "FUSE over io_uring" ] || fail "the default (auto) with enable_uring=Y: $(cat "$ACCEL_LOG")"
 [ "$(transport off)" = /dev/fuse ] || fail "io_uring=off is not on /dev/fuse"
 
 accel_mount "$base/src" "$base/mnt" -o allow_other,default_permissions,io_uring=on
