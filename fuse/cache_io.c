@@ -121,6 +121,18 @@ static void file_id(const struct stat *st, struct pool_file_id *id)
 	};
 }
 
+/* The node's file handle, kept in the pool slot so that a successor can
+ * write a dead daemon's deferred bytes to this very file (I9). The node
+ * outlives every open file and stream of it, and its handle is immutable. */
+static void file_id_handle(const struct inode *n, struct pool_file_id *id)
+{
+	if (!n->fh)
+		return;
+	id->fh_type = (uint32_t)n->fh->handle_type;
+	id->fh_bytes = n->fh->handle_bytes;
+	id->fh = n->fh->f_handle;
+}
+
 struct file_tuning {
 	uint32_t quota, nlocal;
 	int deferred, sync; /* see wb_open() */
@@ -218,6 +230,9 @@ int cache_io_open(struct open_file *of, const struct stat *st)
 	if (pool_broken(pool))
 		return 0; /* detached: SOURCE only */
 	file_id(st, &of->id);
+	file_id_handle(of->inode, &of->id);
+	/* with the daemon's credentials (after creds_leave): it may open by handle */
+	pool_recover_file(pool, &of->id, wb_recover_log, NULL);
 	of->known_size = of->id.size;
 	file_tuning(of->fd, &t);
 	len = readlink(proc_fd_path(of->fd, proc), path, sizeof(path) - 1);
@@ -252,6 +267,7 @@ void cache_io_close(struct open_file *of)
 	/* Our writes kept the pool coherent: do not let the next open drop it all. */
 	if (of->stream && of->wrote && !fstat(of->fd, &st)) {
 		file_id(&st, &id);
+		file_id_handle(of->inode, &id);
 		stream_revalidate(of->stream, &id);
 	}
 	if (of->dfd >= 0)
@@ -419,6 +435,7 @@ int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode 
 	if (ret || !S_ISREG(st.st_mode))
 		return fn(n, size);
 	file_id(&st, &id);
+	file_id_handle(n, &id);
 	if (pool_file_get(pool, &id, NULL, 0, &pf))
 		return fn(n, size); /* no slot: the file is not cached either */
 	if (pool_write_begin(pf, 0, 0)) {
