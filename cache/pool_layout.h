@@ -92,7 +92,7 @@
  *     drop removes it). A writer that dies between begin and end leaves
  *     wactive raised: its file's tickets stay busy until the lease lapses,
  *     by which time the dead writer's I/O has settled.
- * I6. A file slot's identity (dev, ino, validator, path, file handle) changes only under
+ * I6. A file slot's identity (dev, ino, validator, path) changes only under
  *     files_lock and only with idgen odd; handles remember the even idgen
  *     they were issued under and see -ESTALE once it moves. Lock-free readers
  *     of identity (the monitor) use idgen as a seqlock.
@@ -280,9 +280,11 @@ struct pool_fslot {
 	uint32_t wactive;	     /* atomic, I5: writes between begin and end */
 	uint64_t dsize;	   /* atomic, I8: end of deferred data (0: none), for stat in any mount */
 	int64_t dmtime_ns; /* atomic, I8: time of the last deferred write */
-	uint32_t fh_type;  /* files_lock, I6, I9: handle_type of the file handle */
-	uint32_t fh_bytes; /* files_lock, I6, I9: its length, 0: none; untrusted: <= POOL_FH_MAX */
-	uint8_t fh[POOL_FH_MAX]; /* files_lock, I6, I9: name_to_handle_at() of the file */
+	/* The file handle (I9): set with the identity, or by an open that finds
+	 * none (or another generation) there; read only under files_lock. */
+	uint32_t fh_type;	 /* files_lock: handle_type of the file handle */
+	uint32_t fh_bytes;	 /* files_lock: its length, 0: none; untrusted: <= POOL_FH_MAX */
+	uint8_t fh[POOL_FH_MAX]; /* files_lock: name_to_handle_at() of the file */
 };
 
 /* Descriptor flags. */
