@@ -126,9 +126,12 @@
  *     file by that handle itself, O_PATH first, and goes on only for a
  *     regular file with that dev and ino: then it claims the buffers, one
  *     by one under their shard lock, by changing owner from the dead pid to
- *     its own (so two recoverers never write the same buffer; each writes
- *     the ones it claimed), writes them through its own O_WRONLY
- *     descriptor, fdatasync()s, and cleans them as an owner's flush does
+ *     its thread id (alive for kill(2) as long as the thread is; so two
+ *     recoverers never write the same buffer, each writes the ones it
+ *     claimed, and a daemon's own buffers, owned by its pid and written
+ *     under its per-file lock, are never among them), writes them through
+ *     its own O_WRONLY descriptor, fdatasync()s, and cleans them as an
+ *     owner's flush does
  *     (I8). A recoverer that dies leaves its claimed buffers to the next.
  *     A write that fails hands them back to owner 0 (nobody: the next pass
  *     retries). Only when the file is provably not the same one (handle

@@ -323,7 +323,10 @@ static int recover_one(struct pool *pool, uint32_t f, pool_recover_fn *fn, void 
 		       struct pids *p)
 {
 	struct pool_recover_note note = { 0 };
-	uint32_t me = (uint32_t)getpid();
+	/* Claimed for this thread, not the process: a daemon's own deferred
+	 * buffers (owner: its pid) are written back under its per-file lock,
+	 * and only the ones claimed here may be written without it. */
+	uint32_t me = (uint32_t)gettid();
 	struct ident id;
 	int fd, ret;
 
