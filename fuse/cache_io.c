@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "creds.h"
 #include "pool.h"
 #include "shmlock.h"
 #include "stream.h"
@@ -417,6 +418,23 @@ void cache_io_truncated(struct open_file *of, uint64_t size)
 }
 
 /*
+ * A dead daemon's deferred bytes of the file go to SOURCE (or are dropped,
+ * logged) before the truncate judges the file (I9), with the daemon's
+ * rights even inside a user's SETATTR: recovery opens by handle.
+ */
+static void recover_as_daemon(const struct pool_file_id *id)
+{
+	bool suspended = creds_suspend();
+
+	pool_recover_file(pool, id, wb_recover_log, NULL);
+	/* the rest of the request must not run as root: fail closed (as wb_fd_get) */
+	if (creds_resume(suspended)) {
+		log_msg(LOG_CRIT, "cannot take the caller's credentials again: stopping");
+		abort();
+	}
+}
+
+/*
  * A size change without an open file (truncate(2) by path): bracket it with
  * a temporary pool handle for the inode. Returns the result of @fn.
  */
@@ -436,6 +454,7 @@ int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode 
 		return fn(n, size);
 	file_id(&st, &id);
 	file_id_handle(n, &id);
+	recover_as_daemon(&id);
 	if (pool_file_get(pool, &id, NULL, 0, &pf))
 		return fn(n, size); /* no slot: the file is not cached either */
 	if (pool_write_begin(pf, 0, 0)) {

@@ -15,10 +15,15 @@
 #             before `accel pool --recover`: dropped, the new file untouched
 #             (skipped if the file system hands out no old number);
 #   shared    a pool with pool_mode=0660: its handles are not trusted, so
-#             the buffers are dropped with that reason (docs/security.md).
+#             the buffers are dropped with that reason (docs/security.md);
+#   open, truncate  a live peer mounted before the kill (its flusher would
+#             take 4 minutes), SOURCE's file touched meanwhile: the peer's
+#             open of the file, or its truncate(2) by path (as nobody, in a
+#             directory nobody may write: recovery runs with the daemon's
+#             rights), writes the records back first.
 set -u
 . "$(dirname "$0")/lib.sh"
-case=${1:?usage: recover.sh remount|tool|replaced|reused|shared}
+case=${1:?usage: recover.sh remount|tool|replaced|reused|shared|open|truncate}
 cfs_init
 cfs_pool rec
 command -v python3 >/dev/null || skip "python3 is needed to drive record I/O"
@@ -156,6 +161,36 @@ case_shared() {
 	rec check src/F $N 2>/dev/null && fail "buffers of a group-writable pool were written back"
 	check_dropped "$(cat src/F)" "the pool is writable by others" "$ACCEL_LOG"
 	echo "PASS: a group-writable pool's file handles are not used; buffers dropped and logged"
+}
+
+# peer_after_kill: mB mounted first, then write_and_kill on mA, SOURCE touched.
+peer_after_kill() {
+	accel_mount "$PWD/src" "$PWD/mB" -o "$opts,allow_other"
+	peer_log=$ACCEL_LOG
+	write_and_kill
+	touch src/F # the same file, another mtime: an open must look at the slot
+}
+
+case_open() {
+	peer_after_kill
+	cat mB/F >/dev/null || fail "cannot read through the peer"
+	rec check src/F $N || fail "the peer's open did not write the records back"
+	grep -q "src/F (dev .*written back" "$peer_log" || fail "no log line: $(cat "$peer_log")"
+	echo "PASS: a live peer's open wrote $(pstat dirty_recovered) buffers back"
+}
+
+case_truncate() {
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+	command -v perl >/dev/null || skip "perl is not installed"
+	peer_after_kill
+	chmod 666 src/F
+	# perl's truncate(NAME) is truncate(2): no open, a SETATTR without a handle
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		perl -e 'truncate($ARGV[0], $ARGV[1]) or die "truncate: $!\n"' mB/F $((N * 128)) ||
+		fail "truncate(2) by path through the peer failed"
+	rec check src/F $N || fail "the peer's truncate did not write the records back"
+	grep -q "src/F (dev .*written back" "$peer_log" || fail "no log line: $(cat "$peer_log")"
+	echo "PASS: a live peer's truncate(2), as nobody, wrote $(pstat dirty_recovered) buffers back"
 }
 
 "case_$case"
