@@ -281,6 +281,32 @@ static void set_path(struct pool_fslot *fs, const char *path)
 	STORE(&fs->path[POOL_PATH_LEN - 1], '\0');
 }
 
+/* files_lock held: record @id's file handle (I9), or none if it has none that fits. */
+static void set_handle(struct pool_fslot *fs, const struct pool_file_id *id)
+{
+	bool keep = id->fh && id->fh_bytes && id->fh_bytes <= POOL_FH_MAX;
+
+	fs->fh_bytes = 0;
+	if (!keep)
+		return;
+	fs->fh_type = id->fh_type;
+	memcpy(fs->fh, id->fh, id->fh_bytes);
+	fs->fh_bytes = id->fh_bytes;
+}
+
+/*
+ * files_lock held: is @id the file the slot's handle names? 1 yes, 0 no (a
+ * reused inode number: another generation), -1 unknown (a handle missing).
+ */
+static int handle_match(const struct pool_fslot *fs, const struct pool_file_id *id)
+{
+	uint32_t n = fs->fh_bytes;
+
+	if (!n || n > POOL_FH_MAX || !id->fh || !id->fh_bytes || id->fh_bytes > POOL_FH_MAX)
+		return -1;
+	return n == id->fh_bytes && fs->fh_type == id->fh_type && !memcmp(fs->fh, id->fh, n);
+}
+
 /*
  * files_lock held: give slot @f to the file @id (I6: idgen odd meanwhile).
  * False if the slot got a dirty buffer since it was picked (I8: a handle of
@@ -318,6 +344,7 @@ static bool claim_slot(struct pool *pool, uint32_t f, const struct pool_file_id 
 	for (int c = 0; c < POOL_C_FILE_MAX; c++)
 		STORE(&fs->c[c], 0);
 	STORE(&fs->wactive, 0);
+	set_handle(fs, id);
 	set_path(fs, path);
 	STORE(&fs->state, POOL_FSLOT_USED);
 	pool->hdr->files_used++;
@@ -356,6 +383,37 @@ static uint32_t apply_quota(struct pool *pool, uint32_t f, uint32_t quota, uint6
 	return want;
 }
 
+/*
+ * files_lock held: slot @f is (dev, ino) of @id; drop its buffers if the file
+ * changed or is another one with the same inode number (its handle differs).
+ */
+static int revalidate_locked(struct pool *pool, uint32_t f, const struct pool_file_id *id)
+{
+	struct pool_fslot *fs = &pool->files[f];
+	int same = handle_match(fs, id), ret;
+
+	if (same == 1 && fs->validator == pool_file_validator(id))
+		return 0;
+	if (same == -1 && fs->validator == pool_file_validator(id)) {
+		set_handle(fs, id);
+		return 0;
+	}
+	/* The backing file changed, unless the change is dirty data that is not
+	 * on SOURCE yet (I8): those buffers are newer than SOURCE. A dead
+	 * daemon's are kept only for the very file they were written to (same
+	 * handle, I9: recovered later); another one, or one we cannot tell,
+	 * may have the dead file's inode number and must not see them. */
+	ret = pool_fslot_bump_clean(fs);
+	if (ret == -EBUSY && same != 1 && pool_reap_dead_slot(pool, f) > 0)
+		ret = pool_fslot_bump_clean(fs);
+	if (ret && ret != -EBUSY)
+		return ret; /* the old buffers are still reachable: do not use them */
+	fs->validator = pool_file_validator(id);
+	if (same != 1)
+		set_handle(fs, id);
+	return 0;
+}
+
 /* files_lock held: find or claim the slot for @id, and open it. */
 static int get_locked(struct pool *pool, const struct pool_file_id *id, const char *path,
 		      uint32_t quota, uint32_t *slot)
@@ -373,17 +431,10 @@ static int get_locked(struct pool *pool, const struct pool_file_id *id, const ch
 		f = pick_slot(pool);
 		if (f == POOL_NONE || !claim_slot(pool, f, id, path))
 			return -ENOSPC;
-	} else if (pool->files[f].validator != pool_file_validator(id)) {
-		/* The backing file changed, unless the change is dirty data that is
-		 * not on SOURCE yet (I8): those buffers are newer than SOURCE. Not
-		 * the buffers of a daemon that died before writing them back: its
-		 * file may be gone and the inode number reused by this one. */
-		ret = pool_fslot_bump_clean(&pool->files[f]);
-		if (ret == -EBUSY && pool_reap_dead_slot(pool, f) > 0)
-			ret = pool_fslot_bump_clean(&pool->files[f]);
-		if (ret && ret != -EBUSY)
-			return ret; /* the old buffers are still reachable: do not use them */
-		pool->files[f].validator = pool_file_validator(id);
+	} else {
+		ret = revalidate_locked(pool, f, id);
+		if (ret)
+			return ret;
 	}
 	if (quota && quota_want(pool, quota, id->size) > pool->files[f].reserve)
 		apply_quota(pool, f, quota, id->size);

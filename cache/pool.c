@@ -345,6 +345,7 @@ static int create(const struct pool_config *cfg, const char *name, struct pool *
 		return -errno; /* -EEXIST: attach instead */
 	if (ret)
 		goto out_unlink;
+	pool->seg_private = !(mode & 077); /* ours: we just made it */
 	if (flock(fd, LOCK_EX) || fchmod(fd, mode)) {
 		ret = fail(cfg, errno, "%s: flock/fchmod: %s", name, strerror(errno));
 		goto out_unlink;
@@ -460,6 +461,8 @@ static int attach(const struct pool_config *cfg, const char *name, struct pool *
 		return ret;
 	}
 	adopt(pool, pool->base);
+	/* I9: only a pool nobody else can write may name a file to open by handle */
+	pool->seg_private = st.st_uid == geteuid() && !(st.st_mode & 077);
 	return 0;
 }
 

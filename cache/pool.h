@@ -138,6 +138,12 @@ struct pool_file_id {
 	uint64_t size;
 	int64_t mtime_ns;
 	int64_t ctime_ns;
+	/* Its file handle (name_to_handle_at), or fh_bytes 0: kept in the slot
+	 * so a dead owner's deferred bytes can be written back to this very
+	 * file (I9); a handle over POOL_FH_MAX bytes is not kept. */
+	uint32_t fh_type;
+	uint32_t fh_bytes;
+	const unsigned char *fh;
 };
 
 /* The validator pool_file_get() derives from size, mtime and ctime. */
@@ -319,6 +325,43 @@ bool pool_file_lost(struct pool_file *pf, bool clear);
 
 /* Drop dirty buffers whose owner process is gone (counted as dirty_lost). */
 int pool_reap_dead(struct pool *pool);
+
+/*
+ * Recovery of dead owners' deferred bytes (I9 in pool_layout.h,
+ * cache/recover.c). What happened to one file, for the caller to log.
+ */
+struct pool_recover_note {
+	uint64_t dev, ino;
+	char path[POOL_PATH_LEN]; /* the slot's tail of the path */
+	uint32_t recovered;	  /* buffers written back to SOURCE */
+	uint32_t lost;		  /* buffers dropped */
+	const char *why;	  /* why they were dropped (static string), or NULL */
+	int err;		  /* the errno behind @why, or 0 */
+};
+typedef void pool_recover_fn(void *arg, const struct pool_recover_note *note);
+
+/*
+ * pool_recover - write every dirty buffer whose owner process is gone back
+ * to its file when the file is provably the one it was, else drop it; call
+ * @fn (may be NULL) once per file that had any, outside every pool lock.
+ * Does I/O (pwrite, fdatasync): not for a latency-critical path. Safe
+ * against concurrent recoverers (each buffer is claimed under its shard
+ * lock). Returns the buffers recovered, or -errno (-EROFS read-only pool).
+ */
+int pool_recover(struct pool *pool, pool_recover_fn *fn, void *arg);
+
+/* As pool_recover(), for file slot @slot only (see pool_file_get()). */
+int pool_recover_slot(struct pool *pool, uint32_t slot, pool_recover_fn *fn, void *arg);
+
+/*
+ * pool_recover_file - before opening @id with pool_file_get(): if its slot
+ * holds dirty buffers and its validator no longer matches @id (the open
+ * would otherwise take SOURCE's change for the dead owner's), recover them
+ * as pool_recover_slot() does. Lock-free hints first, so an ordinary open
+ * costs one hash lookup. Call it with the process's own credentials.
+ */
+int pool_recover_file(struct pool *pool, const struct pool_file_id *id, pool_recover_fn *fn,
+		      void *arg);
 
 /* The miss-ratio curve region (cache/mrc.h), or NULL; read-only attaches too. */
 void *pool_mrc_region(struct pool *pool, size_t *size);

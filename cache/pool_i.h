@@ -47,6 +47,7 @@ struct pool {
 	uint8_t *suspect;	/* atomic, per shard + 1 (files_lock): a wait timed out */
 	uint8_t *our_dirty;	/* atomic, per file slot: we deferred bytes not yet flushed */
 	uint64_t lock_timeouts; /* atomic: waits given up by this process */
+	bool seg_private;	/* the segment was ours, mode 0600, at attach (I9) */
 };
 
 struct pool_file {

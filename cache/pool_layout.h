@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pool_layout.h - the shared-memory layout of a global buffer pool, version 4.
+ * pool_layout.h - the shared-memory layout of a global buffer pool, version 5.
  *
  * This is the contract between every process that maps a pool: accelfs
  * daemons (read-write) and the monitor and tools (read-only). Everything here
@@ -117,9 +117,30 @@
  *     bytes out under the seqlock, writes them outside any lock, and clears
  *     DIRTY only if seq did not move meanwhile; otherwise the buffer stays
  *     dirty and is written again. A buffer whose owner no longer exists is
- *     dropped by pool_reap_dead() and counted as dirty_lost: such bytes were
- *     acknowledged to a writer but never reached SOURCE (the documented
- *     deferred-write risk: at most flush_interval of writes).
+ *     recovered (I9).
+ * I9. Recovery of a dead owner's dirty buffers (cache/recover.c). The slot
+ *     records the file's handle (name_to_handle_at: it carries the inode's
+ *     generation, so a reused inode number does not match) with dev and
+ *     ino. A recoverer (a daemon attaching, a live daemon's flusher, `accel
+ *     pool --recover`) copies the identity out under files_lock, opens the
+ *     file by that handle itself, O_PATH first, and goes on only for a
+ *     regular file with that dev and ino: then it claims the buffers, one
+ *     by one under their shard lock, by changing owner from the dead pid to
+ *     its thread id (alive for kill(2) as long as the thread is; so two
+ *     recoverers never write the same buffer, each writes the ones it
+ *     claimed, and a daemon's own buffers, owned by its pid and written
+ *     under its per-file lock, are never among them), writes them through
+ *     its own O_WRONLY descriptor, fdatasync()s, and cleans them as an
+ *     owner's flush does
+ *     (I8). A recoverer that dies leaves its claimed buffers to the next.
+ *     A write that fails hands them back to owner 0 (nobody: the next pass
+ *     retries). Only when the file is provably not the same one (handle
+ *     stale, dev/ino/type differ), or cannot be proved to be (no handle
+ *     recorded, a pool others can write, the handle cannot be opened here)
+ *     are they dropped by pool_reap_dead_slot() and counted as dirty_lost;
+ *     recovered ones count as dirty_recovered. The handle's bytes are
+ *     untrusted: fh_bytes is bounded before use, and a handle is used only
+ *     from a pool owned by this uid with mode 0600 (docs/security.md).
  *
  * Crash recovery. A process may die anywhere. Lock-free readers hold nothing.
  * A shard lock held by a dead process returns EOWNERDEAD to the next locker,
@@ -139,10 +160,11 @@
 #include <stdint.h>
 
 #define POOL_MAGIC 0x31424c4643434158ULL /* "XACCFLB1" little-endian */
-#define POOL_LAYOUT_VERSION 4U /* 4: lock_timeouts counter */
+#define POOL_LAYOUT_VERSION 5U /* 5: file handle in the slot, dirty_recovered */
 #define POOL_ENDIAN_TAG 0x01020304U
 #define POOL_NONE UINT32_MAX		  /* "no index" in chains and descriptors */
 #define POOL_PATH_LEN 64		  /* bytes of path kept per file, NUL included */
+#define POOL_FH_MAX 56			  /* bytes of file handle kept per file */
 #define POOL_WRITE_LEASE_NS 5000000000ULL /* a write's claim on its file lapses after 5 s */
 #define POOL_NAME_LEN 64
 #define POOL_USAGE_MAX 3 /* clock counter ceiling */
@@ -178,7 +200,8 @@ enum pool_counter {
 	POOL_C_FILL_DROPS,		    /* fills refused: stale ticket or no evictable buffer */
 	POOL_C_RECOVERIES,		    /* locks recovered from a dead owner */
 	POOL_C_INVALIDATIONS,		    /* buffers dropped by write/truncate/invalidate */
-	POOL_C_DIRTY_LOST,		    /* dirty buffers dropped: their owner died */
+	POOL_C_DIRTY_LOST,		    /* dirty buffers dropped: their file is not provably the same */
+	POOL_C_DIRTY_RECOVERED,		    /* dirty buffers of a dead owner written back (I9) */
 	POOL_C_LOCK_TIMEOUTS,		    /* lock waits given up after SHM_LOCK_WAIT_NS */
 	POOL_C_POOL_MAX,
 };
@@ -260,6 +283,11 @@ struct pool_fslot {
 	uint32_t wactive;	     /* atomic, I5: writes between begin and end */
 	uint64_t dsize;	   /* atomic, I8: end of deferred data (0: none), for stat in any mount */
 	int64_t dmtime_ns; /* atomic, I8: time of the last deferred write */
+	/* The file handle (I9): set with the identity, or by an open that finds
+	 * none (or another generation) there; read only under files_lock. */
+	uint32_t fh_type;	 /* files_lock: handle_type of the file handle */
+	uint32_t fh_bytes;	 /* files_lock: its length, 0: none; untrusted: <= POOL_FH_MAX */
+	uint8_t fh[POOL_FH_MAX]; /* files_lock: name_to_handle_at() of the file */
 };
 
 /* Descriptor flags. */
@@ -293,7 +321,7 @@ struct pool_buf {
 
 _Static_assert(sizeof(struct pool_header) % 64 == 0, "header must be cache-line sized");
 _Static_assert(sizeof(struct pool_shard) % 64 == 0, "shard must be cache-line sized");
-_Static_assert(sizeof(struct pool_fslot) == 320, "file slot is 320 bytes");
+_Static_assert(sizeof(struct pool_fslot) == 384, "file slot is 384 bytes");
 _Static_assert(sizeof(struct pool_buf) == 64, "descriptor is 64 bytes");
 _Static_assert(sizeof(pthread_mutex_t) <= 64, "mutex must fit its slot");
 

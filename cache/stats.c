@@ -37,6 +37,7 @@ static const char *const counter_names[POOL_C_POOL_MAX] = {
 	[POOL_C_RECOVERIES] = "recoveries",
 	[POOL_C_INVALIDATIONS] = "invalidations",
 	[POOL_C_DIRTY_LOST] = "dirty_lost",
+	[POOL_C_DIRTY_RECOVERED] = "dirty_recovered",
 	[POOL_C_LOCK_TIMEOUTS] = "lock_timeouts",
 };
 

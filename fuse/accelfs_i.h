@@ -244,6 +244,9 @@ void wb_fix_attr(struct stat *st);
 bool wb_pending(struct open_file *of);
 uint64_t wb_end(struct open_file *of);
 int wb_start(void);
+/* Log one line for a file whose dead daemon's deferred bytes were recovered or dropped. */
+struct pool_recover_note;
+void wb_recover_log(void *arg, const struct pool_recover_note *n);
 void wb_stop(void);
 void wb_flush_all(void);
 /* readahead_io.c: adaptive read-ahead into the pool (see there) */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "creds.h"
 #include "pool.h"
 #include "shmlock.h"
 #include "stream.h"
@@ -121,6 +122,18 @@ static void file_id(const struct stat *st, struct pool_file_id *id)
 	};
 }
 
+/* The node's file handle, kept in the pool slot so that a successor can
+ * write a dead daemon's deferred bytes to this very file (I9). The node
+ * outlives every open file and stream of it, and its handle is immutable. */
+static void file_id_handle(const struct inode *n, struct pool_file_id *id)
+{
+	if (!n->fh)
+		return;
+	id->fh_type = (uint32_t)n->fh->handle_type;
+	id->fh_bytes = n->fh->handle_bytes;
+	id->fh = n->fh->f_handle;
+}
+
 struct file_tuning {
 	uint32_t quota, nlocal;
 	int deferred, sync; /* see wb_open() */
@@ -218,6 +231,9 @@ int cache_io_open(struct open_file *of, const struct stat *st)
 	if (pool_broken(pool))
 		return 0; /* detached: SOURCE only */
 	file_id(st, &of->id);
+	file_id_handle(of->inode, &of->id);
+	/* with the daemon's credentials (after creds_leave): it may open by handle */
+	pool_recover_file(pool, &of->id, wb_recover_log, NULL);
 	of->known_size = of->id.size;
 	file_tuning(of->fd, &t);
 	len = readlink(proc_fd_path(of->fd, proc), path, sizeof(path) - 1);
@@ -252,6 +268,7 @@ void cache_io_close(struct open_file *of)
 	/* Our writes kept the pool coherent: do not let the next open drop it all. */
 	if (of->stream && of->wrote && !fstat(of->fd, &st)) {
 		file_id(&st, &id);
+		file_id_handle(of->inode, &id);
 		stream_revalidate(of->stream, &id);
 	}
 	if (of->dfd >= 0)
@@ -401,6 +418,23 @@ void cache_io_truncated(struct open_file *of, uint64_t size)
 }
 
 /*
+ * A dead daemon's deferred bytes of the file go to SOURCE (or are dropped,
+ * logged) before the truncate judges the file (I9), with the daemon's
+ * rights even inside a user's SETATTR: recovery opens by handle.
+ */
+static void recover_as_daemon(const struct pool_file_id *id)
+{
+	bool suspended = creds_suspend();
+
+	pool_recover_file(pool, id, wb_recover_log, NULL);
+	/* the rest of the request must not run as root: fail closed (as wb_fd_get) */
+	if (creds_resume(suspended)) {
+		log_msg(LOG_CRIT, "cannot take the caller's credentials again: stopping");
+		abort();
+	}
+}
+
+/*
  * A size change without an open file (truncate(2) by path): bracket it with
  * a temporary pool handle for the inode. Returns the result of @fn.
  */
@@ -419,6 +453,8 @@ int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode 
 	if (ret || !S_ISREG(st.st_mode))
 		return fn(n, size);
 	file_id(&st, &id);
+	file_id_handle(n, &id);
+	recover_as_daemon(&id);
 	if (pool_file_get(pool, &id, NULL, 0, &pf))
 		return fn(n, size); /* no slot: the file is not cached either */
 	if (pool_write_begin(pf, 0, 0)) {

@@ -267,7 +267,10 @@ static int set_times(struct inode *n, int fd, const struct stat *attr, int valid
 	 * over these (ops_meta "NULL means now" after a futimens and a close) */
 	pthread_mutex_lock(&n->lock);
 	ret = set_times_now(n, fd, tv);
-	if (!ret && !stat_inode(n, &st)) {
+	/* opens again under the lock: a last release since the hint cleared
+	 * what is kept, and nothing is written back after it (handle_new drops
+	 * what a racing keep leaves anyway) */
+	if (!ret && n->opens && !stat_inode(n, &st)) {
 		if (tv[0].tv_nsec != UTIME_OMIT)
 			tv[0] = st.st_atim;
 		if (tv[1].tv_nsec != UTIME_OMIT)

@@ -207,7 +207,11 @@ static int handle_new(struct inode *n, int fd, const struct stat *st, struct fus
 	st = st ? st : &buf;
 	inode_note_mode(n, st);
 	pthread_mutex_lock(&n->lock);
-	n->opens++;
+	/* Times kept for a previous open are stale once it is gone: a SETATTR
+	 * that saw opens > 0 and kept its times after the last release cleared
+	 * them would otherwise set them again after this open's write-back. */
+	if (n->opens++ == 0)
+		__atomic_store_n(&n->times_pending, false, __ATOMIC_RELAXED);
 	cache_policy(n, st, fi);
 	pthread_mutex_unlock(&n->lock);
 	cache_io_open(of, st);

@@ -425,10 +425,37 @@ void wb_flush_all(void)
 	ops_file_foreach_deferred(flush_every, NULL);
 }
 
+/* One line per file whose deferred bytes a dead daemon left (I9, cache/recover.c). */
+void wb_recover_log(void *arg, const struct pool_recover_note *n)
+{
+	const char *sep = n->err ? ": " : "", *err = n->err ? strerror(n->err) : "";
+
+	(void)arg;
+	if (n->lost)
+		log_msg(LOG_WARNING,
+			"%s (dev %llu inode %llu): %u deferred buffers of a daemon that died "
+			"dropped: %s%s%s",
+			n->path, (unsigned long long)n->dev, (unsigned long long)n->ino, n->lost,
+			n->why, sep, err);
+	else if (n->why)
+		log_msg(LOG_WARNING,
+			"%s (dev %llu inode %llu): %u deferred buffers of a daemon that died "
+			"written back, the rest kept: %s%s%s",
+			n->path, (unsigned long long)n->dev, (unsigned long long)n->ino,
+			n->recovered, n->why, sep, err);
+	else
+		log_msg(LOG_NOTICE,
+			"%s (dev %llu inode %llu): %u deferred buffers of a daemon that died "
+			"written back",
+			n->path, (unsigned long long)n->dev, (unsigned long long)n->ino,
+			n->recovered);
+}
+
 /*
  * The flusher wakes four times per flush_interval and writes what has waited
  * longer than flush_interval, so nothing waits more than 1.25 intervals; it
- * also drops dirty buffers left by daemons that died (pool_reap_dead).
+ * also writes back (or drops, when their file is not provably the same) the
+ * dirty buffers left by daemons that died (pool_recover).
  */
 static void *flusher_main(void *arg)
 {
@@ -451,15 +478,8 @@ static void *flusher_main(void *arg)
 		pthread_mutex_unlock(&flusher_lock);
 		before = realtime_ns() - (uint64_t)(accelfs.opts.flush_interval * 1e9);
 		ops_file_foreach_deferred(flush_old, &before);
-		if (++ticks % 16 == 0 && cache_io_pool()) {
-			int lost = pool_reap_dead(cache_io_pool());
-
-			if (lost > 0)
-				log_msg(LOG_WARNING,
-					"dropped %d dirty buffers of a daemon that died before "
-					"writing them back",
-					lost);
-		}
+		if (++ticks % 16 == 0 && cache_io_pool())
+			pool_recover(cache_io_pool(), wb_recover_log, NULL);
 		pthread_mutex_lock(&flusher_lock);
 	}
 	pthread_mutex_unlock(&flusher_lock);
@@ -469,9 +489,12 @@ static void *flusher_main(void *arg)
 int wb_start(void)
 {
 	owner = (uint32_t)getpid();
-	if (!cache_io_pool() || !accelfs.opts.deferred_write)
+	if (!cache_io_pool())
 		return 0;
-	pool_reap_dead(cache_io_pool());
+	/* what a dead daemon deferred goes to SOURCE first (and at an open of its file) */
+	pool_recover(cache_io_pool(), wb_recover_log, NULL);
+	if (!accelfs.opts.deferred_write)
+		return 0;
 	if (pthread_create(&flusher, NULL, flusher_main, NULL))
 		return -EAGAIN;
 	flusher_running = true;

@@ -5,6 +5,7 @@
  *   accel pool [NAME] [--json]          one pool's geometry, totals, users
  *   accel pool --list [--json]          every accelfs pool in /dev/shm
  *   accel pool --reset NAME [--force]   remove a pool (pool_unlink)
+ *   accel pool --recover [NAME]         write dead daemons' deferred bytes back
  *
  * A pool is sized once and outlives its daemons (RMS KEEP); removing one is
  * how an incompatible (older layout) or corrupt pool is cleared, or a pool
@@ -32,7 +33,8 @@
 #define MAX_USERS 16
 
 struct pool_opts {
-	bool json, list, reset, force;
+	bool json, list, reset, force, recover;
+	unsigned int recovered, lost, kept; /* --recover: what happened */
 	char name[POOL_NAME_LEN];
 };
 
@@ -40,7 +42,8 @@ static void help(void)
 {
 	printf("Usage: accel pool [NAME] [--json]\n"
 	       "       accel pool --list [--json]\n"
-	       "       accel pool --reset NAME [--force]\n\n"
+	       "       accel pool --reset NAME [--force]\n"
+	       "       accel pool --recover [NAME]\n\n"
 	       "Show a global buffer pool: geometry, quotas, active streams, resident\n"
 	       "buffers, hits and the processes attached to it (default: the pool this\n"
 	       "user's daemons use, /accelfs-default for root, /accelfs-default-UID else).\n"
@@ -52,6 +55,10 @@ static void help(void)
 	       "                while processes have it mapped\n"
 	       "  --force       with --reset: remove it even so; attached daemons keep\n"
 	       "                their mapping, and the next mount creates a new pool\n"
+	       "  --recover     write the deferred bytes of daemons that died back to\n"
+	       "                their files when each is provably the same file, drop\n"
+	       "                them when not; one line per file (needs the rights of\n"
+	       "                the daemons: CAP_DAC_READ_SEARCH to open file handles)\n"
 	       "  --json        one JSON object (schemas in accel-pool(1))\n"
 	       "  -h, --help\n\n"
 	       "Exit status: 0 done, 1 pool missing, unusable or in use, 2 usage error.\n");
@@ -86,6 +93,8 @@ static const char *conflict(const struct pool_opts *o, int nargs)
 		return "--force goes with --reset";
 	if (o->reset && o->json)
 		return "--reset has no --json";
+	if (o->recover && (o->json || o->list || o->reset || o->force))
+		return "--recover goes with nothing but a NAME";
 	return NULL;
 }
 
@@ -96,6 +105,7 @@ static int parse(int argc, char **argv, struct pool_opts *o)
 		{ .name = "list", .flag = &o->list },
 		{ .name = "reset", .flag = &o->reset },
 		{ .name = "force", .flag = &o->force },
+		{ .name = "recover", .flag = &o->recover },
 		{ NULL },
 	};
 	int ret = cli_parse(&cli, opts, argc, argv);
@@ -369,6 +379,50 @@ static int reset(const struct pool_opts *o)
 	return 0;
 }
 
+/* One line per file pool_recover() met. */
+static void recover_line(void *arg, const struct pool_recover_note *n)
+{
+	struct pool_opts *o = arg;
+	const char *sep = n->err ? ": " : "", *err = n->err ? strerror(n->err) : "";
+
+	o->recovered += n->recovered;
+	o->lost += n->lost;
+	if (n->lost)
+		printf("%s (dev %llu inode %llu): %u buffers dropped: %s%s%s\n", n->path,
+		       ull(n->dev), ull(n->ino), n->lost, n->why, sep, err);
+	else if (n->why && ++o->kept)
+		printf("%s (dev %llu inode %llu): %u buffers written back, the rest kept: %s%s%s\n",
+		       n->path, ull(n->dev), ull(n->ino), n->recovered, n->why, sep, err);
+	else
+		printf("%s (dev %llu inode %llu): %u buffers written back\n", n->path, ull(n->dev),
+		       ull(n->ino), n->recovered);
+}
+
+/* --recover: cache/'s recovery (pool_recover), on a pool this user may write. */
+static int recover(struct pool_opts *o)
+{
+	char err[256] = "";
+	struct pool_config cfg = {
+		.name = o->name, .no_create = true, .mode = 0660, .err = err, .errlen = sizeof(err)
+	};
+	struct pool *pool;
+	int ret = pool_open(&cfg, &pool);
+
+	if (ret) {
+		util_err("pool", NULL, "%s", err[0] ? err : strerror(-ret));
+		return EXIT_FAIL;
+	}
+	ret = pool_recover(pool, recover_line, o);
+	pool_close(pool);
+	if (ret < 0) {
+		util_err("pool", NULL, "pool %s: recovery failed: %s", o->name, strerror(-ret));
+		return EXIT_FAIL;
+	}
+	printf("pool %s: %u deferred buffers written back, %u dropped\n", o->name, o->recovered,
+	       o->lost);
+	return o->kept ? EXIT_FAIL : 0;
+}
+
 int cmd_pool(int argc, char **argv)
 {
 	struct pool_opts o = { 0 };
@@ -378,6 +432,8 @@ int cmd_pool(int argc, char **argv)
 		return ret;
 	if (o.reset)
 		ret = reset(&o);
+	else if (o.recover)
+		ret = recover(&o);
 	else if (o.list)
 		ret = list_pools(&o);
 	else

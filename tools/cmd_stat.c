@@ -59,6 +59,7 @@ static const struct {
 	{ POOL_C_RA_USED, "readahead_used" },
 	{ POOL_C_RA_WASTED, "readahead_wasted" },
 	{ POOL_C_DIRTY_LOST, "dirty_lost" },
+	{ POOL_C_DIRTY_RECOVERED, "dirty_recovered" },
 	{ POOL_C_LOCK_TIMEOUTS, "lock_timeouts" },
 };
 
@@ -232,9 +233,10 @@ static void text_pool_counters(const uint64_t *c)
 	       ull(c[POOL_C_RECOVERIES]), ull(c[POOL_C_LOCK_TIMEOUTS]));
 	/* What deferred write did, and what it could not do: a dropped byte must show. */
 	printf("  write-back    %llu deferred writes, %llu flush writes, %llu flush errors, "
-	       "%llu buffers lost\n",
+	       "%llu buffers recovered, %llu buffers lost\n",
 	       ull(c[POOL_C_DEFERRED_WRITES]), ull(c[POOL_C_FLUSH_WRITES]),
-	       ull(c[POOL_C_FLUSH_ERRORS]), ull(c[POOL_C_DIRTY_LOST]));
+	       ull(c[POOL_C_FLUSH_ERRORS]), ull(c[POOL_C_DIRTY_RECOVERED]),
+	       ull(c[POOL_C_DIRTY_LOST]));
 	printf("  read-ahead    %llu issued, %llu used, %llu wasted\n", ull(c[POOL_C_RA_ISSUED]),
 	       ull(c[POOL_C_RA_USED]), ull(c[POOL_C_RA_WASTED]));
 }

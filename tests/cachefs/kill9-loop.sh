@@ -8,6 +8,11 @@
 # loaders, is SIGKILLed and restarted ~20 times. Afterwards: the verifiers saw
 # no error and no wrong byte, SOURCE is intact, and a fresh mount on the pool
 # reads every file correctly.
+# Each round also runs a writer on mount 3 that appends 128-byte records
+# (deferred: they are acknowledged once in the pool) with an fsync every 64
+# and notes every acknowledged one on the local disk; after the kill and the
+# remount, every acknowledged record must be on SOURCE (issue 15 item 7: the
+# dead daemon's deferred buffers are written back, not dropped).
 set -u
 . "$(dirname "$0")/lib.sh"
 cfs_init
@@ -36,17 +41,62 @@ for i in 1 2; do
 	cfs_bg "$CFSIO" verify -k -w -t 100 -s stop $(printf 'm3/%s ' $files) >l$i.out 2>&1
 done
 
+# appender FILE ACK | check FILE N: records i = "%0127d\n" % i, fsync every 64
+appender() {
+	python3 - "$@" <<'PY'
+import os, sys, time
+cmd, path, arg = sys.argv[1:4]
+if cmd == "append":
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+    ack = os.open(arg, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+    i = 0
+    try:
+        while True:
+            os.pwrite(fd, b"%0127d\n" % i, i * 128)
+            if i % 64 == 63: os.fsync(fd)
+            i += 1
+            os.pwrite(ack, b"%12d" % i, 0)  # acknowledged: noted on the local disk
+    except OSError:
+        pass
+else:  # check: the first N records on SOURCE, within 10 s (a peer may be writing them)
+    n, got = int(arg), b""
+    want = b"".join(b"%0127d\n" % i for i in range(n))
+    for _ in range(100):
+        got = open(path, "rb").read(len(want))
+        if got == want: sys.exit(0)
+        time.sleep(0.1)
+    k = next((k for k in range(min(len(got), len(want))) if got[k] != want[k]), len(got))
+    sys.exit(f"{path}: {n} records acknowledged, SOURCE differs from byte {k} (record {k // 128})")
+PY
+}
+has_python=$(command -v python3)
+acked=0
+
 # at least $kills kills; more (up to 3x, for 30 s) until one hits a lock holder
 for ((k = 1; k <= kills * 3; k++)); do
 	[ $k -le "$kills" ] || { [ "$("$POOLSTAT" "$POOL" recoveries)" = 0 ] &&
 		[ $SECONDS -lt 30 ]; } || break
+	if [ -n "$has_python" ]; then # an appender writing through this daemon, not the next
+		cfs_bg appender append m3/w$k ack$k
+		w=$CFS_BG
+		for _ in $(seq 200); do [ -s ack$k ] && break; sleep 0.05; done
+		[ -s ack$k ] || fail "the appender of round $k did not start"
+	fi
 	sleep "0.$((RANDOM % 4 + 2))"
 	kill -0 "$v1" 2>/dev/null && kill -0 "$v2" 2>/dev/null ||
 		break # a verifier stopped: report it below
 	cfs_kill9 "$PWD/m3" "$victim"
 	accel_mount "$PWD/src" "$PWD/m3" -o "$opts"
 	victim=$ACCEL_PID
+	[ -n "$has_python" ] || continue
+	wait "$w"
+	n=$(($(cat ack$k 2>/dev/null || echo 0)))
+	ls m3 >/dev/null # the new daemon answers once its recovery is done
+	appender check src/w$k $n || fail "kill $k: acknowledged records lost"
+	acked=$((acked + n))
 done
+[ -n "$has_python" ] || echo "NOTE: no python3: the appenders did not run"
+echo "appenders: $acked acknowledged records, every one on SOURCE after its daemon's kill"
 sleep 1
 touch stop
 wait "$v1" || { cat v1.out; fail "verifier on m1 failed after $((k - 1)) kills"; }

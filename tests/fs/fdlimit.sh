@@ -13,11 +13,16 @@
 #             the file system does not hand the number out again)
 #   fallback  without CAP_DAC_READ_SEARCH: one descriptor per inode, a
 #             warning at mount, and everything still works
+#   creds     allow_other, a 64-descriptor cache: as nobody, touch more files
+#             than the cache holds, then stat, read, write and chmod the
+#             first ones again (their descriptors were closed and are
+#             reopened by handle with the daemon's rights): every answer and
+#             the final state equal those of a local directory, as nobody
 set -u
 . "$(dirname "$0")/../lib/mount.sh"
 trap accel_cleanup EXIT
 accel_require_fuse
-case=${1:?usage: fdlimit.sh create|rsync|deleted|reuse|fallback}
+case=${1:?usage: fdlimit.sh create|rsync|deleted|reuse|fallback|creds}
 NOFILE=1024
 
 accel_tmpdir
@@ -155,6 +160,48 @@ case_fallback() {
 	ACCEL_PID=$(accel_daemon_pids "$mnt")
 	[ "$(daemon_fds)" -ge 200 ] || fail "fallback keeps a descriptor per inode, but $(daemon_fds) open"
 	echo "PASS: without CAP_DAC_READ_SEARCH the daemon warns and keeps a descriptor per inode"
+}
+
+# as_nobody DIR CMD: CMD (sh) as nobody in DIR, every answer on stdout.
+as_nobody() {
+	(cd "$1" && setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "$2" 2>&1)
+}
+
+# creds_touch: what nobody does first, to every file (the touch that evicts).
+creds_touch='for i in $(seq 0 199); do echo "n$i" >"n$i"; done; cat r0 r1 >/dev/null'
+# creds_again: the first files again, after the cache went round; the
+# answers name no directory, so the mount's and the local ones compare.
+creds_again='for f in n0 n1 n2 r0 r1 r2; do
+	stat -c "%n %s %a %u" "$f"; cat "$f"; echo "more" >>"$f" && echo "append ok"
+	chmod 600 "$f" && echo "chmod ok"; stat -c "%n %s %a" "$f"; cat "$f"
+done'
+
+case_creds() {
+	local d i out_mnt out_ref n
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+	mkdir "$base/ref"
+	for d in "$src" "$base/ref"; do
+		mkdir -m 755 "$d/w" && chown 65534:65534 "$d/w"
+		for i in 0 1 2; do echo "root $i" >"$d/w/r$i" && chmod 644 "$d/w/r$i"; done
+	done
+	ulimit -n 128 || skip "cannot set RLIMIT_NOFILE"
+	accel_mount "$src" "$mnt" -o "$opts,allow_other"
+	grep -q "at most 64 descriptors cached" "$ACCEL_LOG" ||
+		skip "no 64-descriptor cache of file handles here: $(cat "$ACCEL_LOG")"
+	as_nobody "$mnt/w" "$creds_touch" >/dev/null
+	as_nobody "$base/ref/w" "$creds_touch" >/dev/null
+	n=$(daemon_fds)
+	[ "$n" -lt 150 ] || fail "$n descriptors open for 203 files: nothing was evicted"
+	out_mnt=$(as_nobody "$mnt/w" "$creds_again")
+	out_ref=$(as_nobody "$base/ref/w" "$creds_again")
+	[ "$out_mnt" = "$out_ref" ] ||
+		fail "answers differ: mount vs local:$(diff <(echo "$out_ref") <(echo "$out_mnt"))"
+	grep -q "Permission denied" <<<"$out_ref" || fail "nobody was never refused: a bad test"
+	for i in n0 n1 r0 r1; do
+		[ "$(stat -c '%s %a %u' "$src/w/$i")" = "$(stat -c '%s %a %u' "$base/ref/w/$i")" ] ||
+			fail "$i on SOURCE: $(stat -c '%s %a %u' "$src/w/$i")"
+	done
+	echo "PASS: $n descriptors for 203 files; as nobody, stat/read/write/chmod after eviction as on a local directory"
 }
 
 "case_$case"

@@ -22,7 +22,7 @@ expect_eq geometry "$(jget "$T/j" '[j["pool"][k] for k in ("name", "bucket_size"
 	"['$POOL', 4096, 64, 2]"
 # A: pass 1+2 global only (8 misses, 8 hits); pass 3 local misses served by
 # the pool (8 global hits), pass 4 all local hits. B: 4 misses, 2 writes.
-want_pool="{'local_attempts': 16, 'local_hits': 8, 'global_attempts': 28, 'global_hits': 16, 'backend_reads': 12, 'backend_read_bytes': 49152, 'backend_writes': 2, 'backend_write_bytes': 8192, 'global_buf_read_ios': 12, 'global_buf_write_ios': 2, 'local_buf_read_ios': 0, 'local_buf_write_ios': 0, 'evictions': 0, 'fill_drops': 0, 'invalidations': 0, 'recoveries': 0, 'deferred_writes': 0, 'flush_writes': 0, 'flush_errors': 0, 'readahead_issued': 0, 'readahead_used': 0, 'readahead_wasted': 0, 'dirty_lost': 0, 'lock_timeouts': 0}"
+want_pool="{'local_attempts': 16, 'local_hits': 8, 'global_attempts': 28, 'global_hits': 16, 'backend_reads': 12, 'backend_read_bytes': 49152, 'backend_writes': 2, 'backend_write_bytes': 8192, 'global_buf_read_ios': 12, 'global_buf_write_ios': 2, 'local_buf_read_ios': 0, 'local_buf_write_ios': 0, 'evictions': 0, 'fill_drops': 0, 'invalidations': 0, 'recoveries': 0, 'deferred_writes': 0, 'flush_writes': 0, 'flush_errors': 0, 'readahead_issued': 0, 'readahead_used': 0, 'readahead_wasted': 0, 'dirty_lost': 0, 'dirty_recovered': 0, 'lock_timeouts': 0}"
 expect_eq "pool counters" "$(jget "$T/j" 'j["pool"]["counters"]')" "$want_pool"
 expect_eq "pool derived" "$(jget "$T/j" '[j["pool"][k] for k in ("local_hit_pct", "global_hit_pct", "reads", "writes", "read_share_pct", "active_streams", "resident_buffers")]')" \
 	"[50.0, 57.14, 36, 2, 94.74, 3, 10]"
@@ -58,7 +58,7 @@ expect_rc 0 "$ACCEL" stat --pool "$POOL"
 grep -q "^Pool $POOL\$" <<<"$OUT" || fail "text: no pool line: $OUT"
 grep -Eq '^  local +16 +8 +50\.00$' <<<"$OUT" || fail "text: local line: $OUT"
 grep -Eq '^  global +28 +16 +57\.14$' <<<"$OUT" || fail "text: global line: $OUT"
-grep -Eq '^  write-back +0 deferred writes, 0 flush writes, 0 flush errors, 0 buffers lost$' \
+grep -Eq '^  write-back +0 deferred writes, 0 flush writes, 0 flush errors, 0 buffers recovered, 0 buffers lost$' \
 	<<<"$OUT" || fail "text: no write-back line: $OUT"
 grep -Eq "^ +[0-9]+ [0-9]+:[0-9]+/[0-9]+ +2 +0 +8 +100\.0 \* $T/A\$" <<<"$OUT" || fail "text: A: $OUT"
 grep -Eq "^ +[0-9]+ [0-9]+:[0-9]+/[0-9]+ +1 +0 +2 +66\.7 +$T/B\$" <<<"$OUT" || fail "text: B: $OUT"
