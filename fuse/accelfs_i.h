@@ -80,7 +80,7 @@ struct inode {
 	struct fd_link fd_link;	 /* fd cache lock */
 
 	pthread_mutex_t lock; /* protects the fields below */
-	unsigned int opens;   /* open files of this node */
+	unsigned int opens;   /* open files; changed under the lock, read atomically without it */
 	bool stamp_valid;     /* backing file state the kernel was last told about */
 	struct timespec stamp_mtime;
 	struct timespec stamp_ctime;
