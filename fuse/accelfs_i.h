@@ -263,15 +263,6 @@ void shutdown_sync(void);
 /* Past the final sync: writes and writable opens are refused (-EIO), else 0. */
 int shutdown_refuse(const struct inode *n, const char *what);
 
-/* mountinfo.c: the newest mount at @mnt (an absolute path); 0 or -errno (-ENOENT: none). */
-struct mountinfo_entry {
-	char devno[32];	 /* "MAJ:MIN" */
-	char fstype[64]; /* "fuse.accelfs", "ext4", ... */
-	char point[4096];
-	char source[4096];
-};
-int mountinfo_find(const char *mnt, struct mountinfo_entry *out);
-
 /* bdi.c: raise the mount's read-ahead and dirty share (root only) */
 void bdi_tune(void);
 

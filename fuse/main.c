@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "mountinfo.h"
 
 #define EXIT_RUNTIME 1
 
@@ -77,7 +78,7 @@ static int check_not_mounted(const char *mnt, const char *real)
 
 	if (!m)
 		return fail("out of memory");
-	if (!mountinfo_find(real, m) && !strcmp(m->fstype, "fuse.accelfs"))
+	if (!mountinfo_find(NULL, real, m) && !strcmp(m->fstype, "fuse.accelfs"))
 		ret = fail("%s: already an accelfs mount of %s (unmount it first: fusermount3 -u %s)",
 			   mnt, m->source, real);
 	free(m);
