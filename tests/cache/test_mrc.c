@@ -568,11 +568,11 @@ static void test_generation(void)
 
 static bool is_lock(size_t off)
 {
-	size_t f0 = OFF_FILES, fs = file_geom.size;
+	size_t f0 = MRC_OFF_FILES, fs = file_geom.size;
 
 	if (off >= 64 && off < 128) /* dir_lock */
 		return true;
-	if (off >= OFF_POOL && off < OFF_POOL + 64)
+	if (off >= MRC_OFF_POOL && off < MRC_OFF_POOL + 64)
 		return true;
 	return off >= f0 && off < f0 + MRC_FILES * fs && (off - f0) % fs < 64;
 }
