@@ -5,11 +5,13 @@
  * bound ever comes from memory another process can scribble on), locking
  * with crash recovery, hashing and the seqlock copy helpers.
  *
- *   pool.c    create / attach / validate / detach
+ *   pool.c    create / attach / validate / detach, the trust check
+ *   seghdr.c  a segment's header read without attaching (the tools)
  *   shard.c   shard and files locks, recovery, recount
  *   files.c   the file table: get / put / quota / invalidate
  *   buf.c     read / fill / write update / truncate, the clock
- *   stats.c   counters and iteration
+ *   dirty.c   deferred write: dirty buffers, flush, reaping (I8)
+ *   stats.c   counters, slot snapshots (the one idgen seqlock reader)
  *   guard.c   SIGBUS from a truncated segment: detach instead of dying
  */
 #ifndef ACCELFS_CACHE_POOL_I_H

@@ -271,6 +271,12 @@ enum pool_buf_state {
 	POOL_BUF_VALID = 1,
 };
 
+/*
+ * "shard lock": written only under it; the fields lock-free hits load (file,
+ * epoch, bucket, len, next: I2) are stored with atomic stores. "shard lock +
+ * atomic": also read (or, for flags, changed) without the lock, so every
+ * access is atomic (pool_buf_flags() and friends, pool_i.h).
+ */
 struct pool_buf {
 	uint32_t seq;	 /* I1/I2: seqlock, odd while key, len or data change */
 	uint32_t file;	 /* shard lock: file slot, or POOL_NONE */
