@@ -96,7 +96,8 @@ static void test_snapshot_never_mixed(void)
 	CU_ASSERT_EQUAL(s.mixed, 0);
 	CU_ASSERT(s.snaps > 0);
 	pool_close(ro);
-	pool_close(pool); /* the handle's identity was moved on: not put */
+	pool_file_put(pf); /* stale now (idgen moved): only freed */
+	pool_close(pool);
 }
 
 /* The granted quota is in the snapshot, clamped as pool_file_set_quota grants it. */
