@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cunit_main.h"
+#include "cache_test.h"
 #include "mountinfo.h"
 
 static void test_fields(void)
@@ -85,14 +85,13 @@ static void test_find(void)
 
 int main(void)
 {
-	CU_pSuite s;
+	CU_pSuite s = ct_suite("mountinfo");
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
+	if (!s)
 		return 2;
-	s = CU_add_suite("mountinfo", NULL, NULL);
 	CU_add_test(s, "fields around optional tags", test_fields);
 	CU_add_test(s, "escaped names", test_escapes);
 	CU_add_test(s, "malformed lines", test_malformed);
 	CU_add_test(s, "newest mount at a point", test_find);
-	return cunit_run();
+	return ct_run();
 }
