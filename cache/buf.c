@@ -125,14 +125,14 @@ void pool_buf_drop(struct pool *pool, uint32_t idx)
 		damaged = chain_unlink(pool, s, idx) != 0;
 		if (buf_reachable(pool, b, &fs))
 			pool_fslot_resident_add(fs, b->epoch, -1);
-		if (b->flags & POOL_BUF_F_DIRTY)
+		if (pool_buf_flags(b) & POOL_BUF_F_DIRTY)
 			pool_fslot_dirty_add(&pool->files[b->file], -1);
-		if (b->flags & POOL_BUF_F_PREFETCHED)
+		if (pool_buf_flags(b) & POOL_BUF_F_PREFETCHED)
 			pool_count_file_slot(pool, b->file, b->bucket, POOL_C_RA_WASTED, 1);
 	}
 	seq = buf_begin(b);
 	b->state = POOL_BUF_FREE;
-	b->flags = 0;
+	STORE(&b->flags, 0);
 	STORE(&b->file, POOL_NONE);
 	buf_end(b, seq);
 	if (damaged)
@@ -146,7 +146,7 @@ static bool clock_takes(struct pool *pool, uint32_t s, struct pool_buf *b)
 	uint32_t reserve;
 	uint8_t u;
 
-	if (b->state == POOL_BUF_VALID && (b->flags & POOL_BUF_F_DIRTY))
+	if (b->state == POOL_BUF_VALID && (pool_buf_flags(b) & POOL_BUF_F_DIRTY))
 		return false; /* I8: newer than SOURCE, its owner writes it back first */
 	if (!buf_reachable(pool, b, &fs))
 		return true;
@@ -232,9 +232,8 @@ static ssize_t read_buf(struct pool *pool, uint32_t idx, uint32_t seq, void *buf
 	if (LOAD(&b->seq) != seq)
 		return -EAGAIN;
 	buf_touch(b);
-	if ((LOAD(&b->flags) & POOL_BUF_F_PREFETCHED) &&
-	    (__atomic_fetch_and(&b->flags, (uint8_t)~POOL_BUF_F_PREFETCHED, __ATOMIC_RELAXED) &
-	     POOL_BUF_F_PREFETCHED))
+	if ((pool_buf_flags(b) & POOL_BUF_F_PREFETCHED) &&
+	    (pool_buf_flags_clear(b, POOL_BUF_F_PREFETCHED) & POOL_BUF_F_PREFETCHED))
 		pool_count_file_slot(pool, LOAD(&b->file), LOAD(&b->bucket), POOL_C_RA_USED, 1);
 	return (ssize_t)n;
 }
@@ -425,7 +424,7 @@ int pool_write_begin_mode(struct pool_file *pf, uint64_t off, uint64_t len, bool
 		if ((ret = pool_shard_lock(pool, s)))
 			return drop_all(pf, ret);
 		idx = lookup_or_repair(pool, s, pf->slot, epoch, b);
-		if (idx != POOL_NONE && !(pool->bufs[idx].flags & POOL_BUF_F_DIRTY)) {
+		if (idx != POOL_NONE && !(pool_buf_flags(&pool->bufs[idx]) & POOL_BUF_F_DIRTY)) {
 			pool_buf_drop(pool, idx);
 			pool_count(pf, b, POOL_C_GBUF_WRITE_IOS, 1);
 		}
@@ -455,7 +454,7 @@ static void truncate_buf(struct pool *pool, uint32_t idx, uint64_t size)
 	uint64_t start = b->bucket << pool->bshift;
 	uint32_t seq;
 
-	if (start < size && (b->flags & POOL_BUF_F_DIRTY) && start + b->len < size) {
+	if (start < size && (pool_buf_flags(b) & POOL_BUF_F_DIRTY) && start + b->len < size) {
 		/* I8: dirty bytes are not on SOURCE; the file grew past them with zeros */
 		uint32_t len = size - start < pool->bsize ? (uint32_t)(size - start) : pool->bsize;
 

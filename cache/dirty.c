@@ -28,7 +28,7 @@ static bool dirty_take(struct pool_file *pf, uint32_t idx, uint32_t epoch)
 {
 	struct pool_fslot *fs = pool_fslot(pf);
 
-	if (pf->pool->bufs[idx].flags & POOL_BUF_F_DIRTY)
+	if (pool_buf_flags(&pf->pool->bufs[idx]) & POOL_BUF_F_DIRTY)
 		return true; /* counted already, and the count holds the epoch */
 	if (!pool_fslot_dirty_take(fs))
 		return false;
@@ -53,18 +53,20 @@ static void patch(struct pool *pool, uint32_t idx, size_t boff, const void *data
 	pool_copy(d + boff, data, len);
 	if (boff + len > blen)
 		STORE(&b->len, (uint32_t)(boff + len));
-	if (b->flags & POOL_BUF_F_DIRTY) {
+	if (pool_buf_flags(b) & POOL_BUF_F_DIRTY) {
 		if (boff < b->dirty_lo)
 			b->dirty_lo = (uint32_t)boff;
 		if (boff + len > b->dirty_hi)
 			b->dirty_hi = (uint32_t)(boff + len);
-	} else { /* counted by the caller (dirty_take) */
-		b->owner = owner;
+	} else {			 /* counted by the caller (dirty_take) */
+		STORE(&b->owner, owner); /* owner and dirty_ns: read by lock-free scans */
 		b->dirty_lo = (uint32_t)boff;
 		b->dirty_hi = (uint32_t)(boff + len);
-		b->dirty_ns = pool_now_ns();
+		STORE(&b->dirty_ns, pool_now_ns());
 	}
-	STORE(&b->flags, (uint8_t)((b->flags & ~POOL_BUF_F_PREFETCHED) | POOL_BUF_F_DIRTY));
+	/* DIRTY first: the lock-free scans never see the buffer without it */
+	pool_buf_flags_set(b, POOL_BUF_F_DIRTY);
+	pool_buf_flags_clear(b, POOL_BUF_F_PREFETCHED);
 	pool_buf_end(b, seq);
 }
 
@@ -85,7 +87,7 @@ int pool_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *d
 		return err;
 	epoch = pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST));
 	idx = pool_buf_lookup(pool, s, pf->slot, epoch, bucket);
-	if (idx != POOL_NONE && !whole && !(pool->bufs[idx].flags & POOL_BUF_F_DIRTY) &&
+	if (idx != POOL_NONE && !whole && !(pool_buf_flags(&pool->bufs[idx]) & POOL_BUF_F_DIRTY) &&
 	    pool->bufs[idx].len < boff) {
 		/*
 		 * A clean copy that ends before the write starts shows an end of
@@ -101,7 +103,8 @@ int pool_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *d
 	if (idx != POOL_NONE && !dirty_take(pf, idx, epoch)) {
 		ret = -EAGAIN; /* the file's buffers are being dropped: write through */
 	} else if (idx != POOL_NONE) {
-		ret = (pool->bufs[idx].flags & POOL_BUF_F_DIRTY) && pool->bufs[idx].owner != owner
+		ret = (pool_buf_flags(&pool->bufs[idx]) & POOL_BUF_F_DIRTY) &&
+			      pool->bufs[idx].owner != owner
 			  ? 2
 			  : 1;
 		patch(pool, idx, boff, data, len, owner);
@@ -157,7 +160,7 @@ static int list_by_bucket(struct pool_file *pf, uint32_t owner, uint64_t before_
 		if ((err = pool_shard_lock(pool, s)))
 			return err;
 		idx = pool_buf_lookup(pool, s, pf->slot, epoch, bucket);
-		if (idx != POOL_NONE && (pool->bufs[idx].flags & POOL_BUF_F_DIRTY)) {
+		if (idx != POOL_NONE && (pool_buf_flags(&pool->bufs[idx]) & POOL_BUF_F_DIRTY)) {
 			(*seen)++;
 			if (n < max && flush_wants(&pool->bufs[idx], owner, before_ns))
 				out[n++] = (struct pool_dirty){ .bucket = bucket };
@@ -207,7 +210,7 @@ int pool_dirty_list(struct pool_file *pf, uint32_t owner, uint64_t before_ns,
 	for (uint32_t i = 0; i < pool->nbufs && n < max; i++) {
 		const struct pool_buf *b = &pool->bufs[i];
 
-		if (!(LOAD(&b->flags) & POOL_BUF_F_DIRTY) || LOAD(&b->file) != pf->slot ||
+		if (!(pool_buf_flags(b) & POOL_BUF_F_DIRTY) || LOAD(&b->file) != pf->slot ||
 		    LOAD(&b->epoch) != epoch || !flush_wants(b, owner, before_ns))
 			continue;
 		out[n++] = (struct pool_dirty){ .bucket = LOAD(&b->bucket) };
@@ -223,7 +226,7 @@ static uint32_t find_dirty(struct pool_file *pf, uint32_t s, uint64_t bucket, ui
 	uint32_t epoch = pool_epoch_of(LOAD_ACQ(&pool_fslot(pf)->residency));
 	uint32_t idx = pool_buf_lookup(pool, s, pf->slot, epoch, bucket);
 
-	if (idx == POOL_NONE || !(pool->bufs[idx].flags & POOL_BUF_F_DIRTY) ||
+	if (idx == POOL_NONE || !(pool_buf_flags(&pool->bufs[idx]) & POOL_BUF_F_DIRTY) ||
 	    pool->bufs[idx].owner != owner)
 		return POOL_NONE;
 	return idx;
@@ -254,7 +257,7 @@ ssize_t pool_dirty_copy(struct pool_file *pf, struct pool_dirty *d, uint32_t own
 		if (!ret) { /* truncated away: nothing left to write */
 			uint32_t seq = pool_buf_begin(b);
 
-			b->flags &= (uint8_t)~POOL_BUF_F_DIRTY;
+			pool_buf_flags_clear(b, POOL_BUF_F_DIRTY);
 			pool_fslot_dirty_add(pool_fslot(pf), -1);
 			pool_buf_end(b, seq);
 		}
@@ -280,7 +283,7 @@ int pool_dirty_clean(struct pool_file *pf, const struct pool_dirty *d, uint32_t 
 		struct pool_buf *b = &pool->bufs[idx];
 		uint32_t seq = pool_buf_begin(b);
 
-		b->flags &= (uint8_t)~POOL_BUF_F_DIRTY;
+		pool_buf_flags_clear(b, POOL_BUF_F_DIRTY);
 		pool_fslot_dirty_add(pool_fslot(pf), -1);
 		pool_buf_end(b, seq);
 		ret = 1;
@@ -308,7 +311,7 @@ int pool_reap_dead_slot(struct pool *pool, uint32_t only)
 		struct pool_buf *b = &pool->bufs[i];
 		uint32_t owner = LOAD(&b->owner), s = i / pool->per_shard;
 
-		if (!(LOAD(&b->flags) & POOL_BUF_F_DIRTY) || owner == last_live ||
+		if (!(pool_buf_flags(b) & POOL_BUF_F_DIRTY) || owner == last_live ||
 		    (only != POOL_NONE && LOAD(&b->file) != only))
 			continue;
 		if (owner != last_dead && !pool_pid_gone(owner)) {
@@ -318,7 +321,7 @@ int pool_reap_dead_slot(struct pool *pool, uint32_t only)
 		last_dead = owner;
 		if ((err = pool_shard_lock(pool, s)))
 			return err;
-		if (b->state == POOL_BUF_VALID && (b->flags & POOL_BUF_F_DIRTY) &&
+		if (b->state == POOL_BUF_VALID && (pool_buf_flags(b) & POOL_BUF_F_DIRTY) &&
 		    b->owner == owner && (only == POOL_NONE || b->file == only)) {
 			uint32_t file = b->file;
 			uint64_t bucket = b->bucket;
@@ -430,7 +433,7 @@ int pool_bucket_grown(struct pool_file *pf, uint64_t bucket, size_t len)
 	if (idx != POOL_NONE && pool->bufs[idx].len < len) {
 		struct pool_buf *b = &pool->bufs[idx];
 
-		if (b->flags & POOL_BUF_F_DIRTY) { /* SOURCE has a hole there: zeros */
+		if (pool_buf_flags(b) & POOL_BUF_F_DIRTY) { /* SOURCE has a hole there: zeros */
 			uint32_t seq = pool_buf_begin(b);
 
 			memset(pool_buf_data(pool, idx) + b->len, 0, len - b->len);

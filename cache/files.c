@@ -321,6 +321,7 @@ static bool claim_slot(struct pool *pool, uint32_t f, const struct pool_file_id 
 	/* seq_cst: a deferral that took its count before this store fails the
 	 * bump below; one after it sees idgen move and gives its count back */
 	__atomic_store_n(&fs->idgen, fs->idgen | 1, __ATOMIC_SEQ_CST);
+	POOL_FENCE(__ATOMIC_RELEASE); /* the identity stores below stay after it (I6) */
 	if (fs->state != POOL_FSLOT_USED) {
 		pool_fslot_bump_epoch(fs); /* nobody's: no count to keep */
 		__atomic_store_n(&fs->dirty, 0, __ATOMIC_SEQ_CST);

@@ -23,9 +23,11 @@
  * seen, so the histogram estimates reference counts of the full trace even
  * though R falls over time; distances are scaled by 1/R the same way.
  *
- * Trust: the geometry is compile-time here, so only the header's identity
- * is read from the region; every index (hash chain, free list, time map,
- * hint) is checked before use, and a check that fails resets the curve.
+ * The region's layout, its version and its concurrency protocol (M1-M5) are
+ * in mrc_layout.h. Trust: the geometry is compile-time, so only the
+ * header's identity is read from the region; every index (hash chain, free
+ * list, time map, hint) is checked before use, and a check that fails
+ * resets the curve.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -33,6 +35,7 @@
 #include <string.h>
 
 #include "mrc.h"
+#include "mrc_layout.h"
 #include "shmlock.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -48,87 +51,18 @@
 #endif
 #define ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 
-#define MRC_MAGIC 0x3143524d43434158ULL /* "XACCMRC1" little-endian */
-#define MRC_VERSION 1U
-#define MRC_ENDIAN 0x01020304U
-#define MRC_NONE UINT32_MAX
-#define MRC_P (1U << 24)	/* hash space of the sampling test */
-#define MRC_T0_FILE MRC_P	/* a file curve starts exact (R = 1), lock per lookup */
-#define MRC_T0_POOL (MRC_P / 4) /* the pool's, shared by every file, at R = 1/4 */
-#define MRC_WSHIFT 16		/* weights are fixed point, 1.0 = 2^16 */
-#define MRC_FILE_SMAX 1024	/* sampled buckets per file curve */
-#define MRC_POOL_SMAX 8192	/* sampled buckets of the pool curve */
-#define MRC_HINTS 256		/* slot -> instance hints */
-#define MRC_STRIPES 16		/* pool access counters, one cache line each */
-#define MRC_IDLE 4096		/* pool samples before an idle file curve may be taken */
-#define MRC_RETRY 1024		/* pool samples between attempts when all curves are busy */
-
-union mrc_mutex {
-	pthread_mutex_t m;
-	uint8_t pad[64];
-};
-
-struct mrc_header {
-	uint64_t magic;	      /* MRC_MAGIC, stored last at init */
-	uint32_t version;     /* MRC_VERSION */
-	uint32_t header_size; /* sizeof(struct mrc_header) */
-	uint32_t mutex_size;  /* sizeof(pthread_mutex_t) of the creator */
-	uint32_t endian;      /* MRC_ENDIAN */
-	uint64_t total_size;  /* MRC_REGION_SIZE */
-	uint32_t nfiles;      /* MRC_FILES (informative: geometry is compile-time) */
-	uint32_t pad0;
-	uint8_t pad1[24];
-	union mrc_mutex dir_lock; /* protects instance identities (ident) */
-	uint64_t retry_at;	  /* atomic: pool samples before the next take attempt */
-	uint8_t pad2[56];
-	uint32_t hint[MRC_HINTS];     /* atomic: instance of slot & 255, unchecked hint */
-	uint64_t acc[MRC_STRIPES][8]; /* atomic: pool accesses, striped by hash */
-};
-
-struct mrc_entry {
-	uint64_t key;  /* lock: hash of (slot, gen, bucket) */
-	uint32_t time; /* lock: logical time of the last access, < window */
-	uint32_t next; /* lock: hash chain or free list */
-};
-
-struct mrc_inst {
-	union mrc_mutex lock; /* robust, process-shared: everything marked "lock" */
-	uint64_t ident;	      /* dir_lock + atomic: (gen << 32 | slot + 1), 0 = free */
-	uint32_t epoch;	      /* lock + atomic: odd while being reset (reader seqlock) */
-	uint32_t thresh;      /* lock + atomic: sampling threshold T, 1..MRC_P */
-	uint32_t used;	      /* lock: sampled buckets held */
-	uint32_t free_head;   /* lock: free entry list */
-	uint32_t clock;	      /* lock: next logical time, <= window */
-	uint32_t pad0;
-	uint64_t last;	   /* atomic: pool samples at this curve's last sample */
-	uint64_t sampled;  /* atomic: sampled references */
-	uint64_t cold_w;   /* atomic: weight of first references */
-	uint64_t total_w;  /* atomic: weight of all sampled references */
-	uint64_t accesses; /* atomic: all references (own cache line: hot) */
-	uint8_t pad2[56];
-	uint64_t bins[MRC_NBINS]; /* atomic: weight by reuse distance bin */
-				  /* then: entries[smax], heads[smax], tmap[2 smax], fen[2 smax] */
-};
+#define MRC_IDLE 4096  /* pool samples before an idle file curve may be taken */
+#define MRC_RETRY 1024 /* pool samples between attempts when all curves are busy */
 
 struct geom {
 	uint32_t smax, nheads, window;
 	size_t size; /* bytes of the instance with its arrays */
 };
 
-#define INST_SIZE(s) (sizeof(struct mrc_inst) + (s) * (sizeof(struct mrc_entry) + 4 + 4 * 4))
-#define OFF_POOL (sizeof(struct mrc_header))
-#define OFF_FILES (OFF_POOL + INST_SIZE(MRC_POOL_SMAX))
-
-_Static_assert(sizeof(struct mrc_header) % 64 == 0, "header is cache-line sized");
-_Static_assert(sizeof(struct mrc_inst) % 64 == 0, "instance header is cache-line sized");
-_Static_assert(sizeof(pthread_mutex_t) <= 64, "mutex fits its slot");
-_Static_assert(OFF_FILES + MRC_FILES * INST_SIZE(MRC_FILE_SMAX) <= MRC_REGION_SIZE,
-	       "estimator fits MRC_REGION_SIZE");
-
 static const struct geom pool_geom = { MRC_POOL_SMAX, MRC_POOL_SMAX, 2 * MRC_POOL_SMAX,
-				       INST_SIZE(MRC_POOL_SMAX) };
+				       MRC_INST_SIZE(MRC_POOL_SMAX) };
 static const struct geom file_geom = { MRC_FILE_SMAX, MRC_FILE_SMAX, 2 * MRC_FILE_SMAX,
-				       INST_SIZE(MRC_FILE_SMAX) };
+				       MRC_INST_SIZE(MRC_FILE_SMAX) };
 
 /* Process-local view of one instance: pointers into the region. */
 struct view {
@@ -160,7 +94,8 @@ static uint32_t sample_of(uint64_t key)
 static struct view view_of(void *region, bool pool, unsigned int file)
 {
 	struct view v;
-	uint8_t *base = (uint8_t *)region + (pool ? OFF_POOL : OFF_FILES + file * file_geom.size);
+	uint8_t *base =
+	    (uint8_t *)region + (pool ? MRC_OFF_POOL : MRC_OFF_FILES + file * file_geom.size);
 
 	v.g = pool ? &pool_geom : &file_geom;
 	v.in = (struct mrc_inst *)base;

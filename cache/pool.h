@@ -85,6 +85,15 @@ int pool_seg_trusted(const char *name, const struct stat *st, mode_t mode, char 
  */
 int pool_seg_open(const char *name, int flags, mode_t mode, char *why, size_t len);
 
+/*
+ * pool_seg_header - copy the header of the pool segment open at @fd (checked
+ * by pool_seg_trusted()) into @h, and its file size into @size, without
+ * attaching (seghdr.c). Whatever its layout version: the caller decides.
+ * Returns 0, -EPROTO when it is no accelfs pool (too short, no magic, not a
+ * regular file), or -errno.
+ */
+int pool_seg_header(int fd, struct pool_header *h, uint64_t *size);
+
 /* Attach read-only (monitor, tools): stats and iteration only. Trusts a
  * segment of ours or of a group of ours with mode within 0660. */
 int pool_open_readonly(const char *name, struct pool **out, char *err, size_t errlen);
@@ -375,12 +384,14 @@ void pool_count(struct pool_file *pf, uint64_t bucket, enum pool_counter c, uint
 /* Recompute residency counts after crash recovery; normally automatic. */
 int pool_recount(struct pool *pool);
 
-/* Snapshot of a file's statistics, for the monitor. */
+/* Snapshot of a file's statistics, for the monitor and the tools: one file's
+ * identity and numbers, copied under the slot's idgen seqlock (stats.c). */
 struct pool_file_stats {
 	uint64_t dev, ino;
 	uint32_t slot;
-	uint32_t opens; /* active streams */
-	uint32_t quota;
+	uint32_t opens;	   /* active streams */
+	uint32_t quota;	   /* asked, POOL_QUOTA_ALL */
+	uint32_t reserve;  /* granted: what the quota reserves after clamping */
 	uint32_t resident; /* buffers currently cached */
 	uint32_t ndirty;   /* dirty buffers (deferred write) */
 	uint32_t flags;	   /* POOL_FILE_F_* */

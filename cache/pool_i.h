@@ -5,11 +5,13 @@
  * bound ever comes from memory another process can scribble on), locking
  * with crash recovery, hashing and the seqlock copy helpers.
  *
- *   pool.c    create / attach / validate / detach
+ *   pool.c    create / attach / validate / detach, the trust check
+ *   seghdr.c  a segment's header read without attaching (the tools)
  *   shard.c   shard and files locks, recovery, recount
  *   files.c   the file table: get / put / quota / invalidate
  *   buf.c     read / fill / write update / truncate, the clock
- *   stats.c   counters and iteration
+ *   dirty.c   deferred write: dirty buffers, flush, reaping (I8)
+ *   stats.c   counters, slot snapshots (the one idgen seqlock reader)
  *   guard.c   SIGBUS from a truncated segment: detach instead of dying
  */
 #ifndef ACCELFS_CACHE_POOL_I_H
@@ -69,6 +71,28 @@ static inline bool pool_is_broken(const struct pool *pool)
 #define STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 
+/*
+ * A descriptor's flags (POOL_BUF_F_*) are changed under the shard lock, but a
+ * lock-free hit clears PREFETCHED and the reaper and the flush scan test DIRTY
+ * without it: every access is atomic, and a change is an atomic or/and, so the
+ * two sides never lose each other's bit.
+ */
+static inline uint8_t pool_buf_flags(const struct pool_buf *b)
+{
+	return LOAD(&b->flags);
+}
+
+static inline void pool_buf_flags_set(struct pool_buf *b, uint8_t f)
+{
+	__atomic_fetch_or(&b->flags, f, __ATOMIC_RELAXED);
+}
+
+/* Returns the flags before the change. */
+static inline uint8_t pool_buf_flags_clear(struct pool_buf *b, uint8_t f)
+{
+	return __atomic_fetch_and(&b->flags, (uint8_t)~f, __ATOMIC_RELAXED);
+}
+
 static inline uint64_t pool_hash(uint32_t file, uint64_t bucket)
 {
 	uint64_t h = (bucket ^ ((uint64_t)file << 40)) * 0x9e3779b97f4a7c15ULL;
@@ -109,17 +133,31 @@ static inline uint32_t pool_epoch_of(uint64_t residency)
 /*
  * Copies into and out of buffers that lock-free readers may be copying at the
  * same moment. The seqlock makes the result safe to use; ThreadSanitizer
- * cannot know that, so under it the copy is done with relaxed atomics.
+ * cannot know that, so under it the copy is done with relaxed atomics, a word
+ * at a time where source and destination are aligned alike. (Not acquire and
+ * release: TSan keeps a synchronisation object for every address such an
+ * access touches, and a daemon copying megabytes grew past 24 GB.) The seq
+ * loads and stores around the copy carry the ordering TSan checks.
  */
 #if defined(__SANITIZE_THREAD__)
-/* ThreadSanitizer knows no fences: acquire/release byte copies stand in for them. */
 static inline void pool_copy(void *dst, const void *src, size_t n)
 {
 	uint8_t *d = dst;
 	const uint8_t *s = src;
+	size_t i = 0;
 
-	for (size_t i = 0; i < n; i++)
-		__atomic_store_n(&d[i], __atomic_load_n(&s[i], __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+	if ((((uintptr_t)d ^ (uintptr_t)s) & 7) == 0) {
+		for (; i < n && ((uintptr_t)(s + i) & 7); i++)
+			__atomic_store_n(&d[i], __atomic_load_n(&s[i], __ATOMIC_RELAXED),
+					 __ATOMIC_RELAXED);
+		for (; i + 8 <= n; i += 8)
+			__atomic_store_n(
+			    (uint64_t *)(d + i),
+			    __atomic_load_n((const uint64_t *)(s + i), __ATOMIC_RELAXED),
+			    __ATOMIC_RELAXED);
+	}
+	for (; i < n; i++)
+		__atomic_store_n(&d[i], __atomic_load_n(&s[i], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
 #define POOL_FENCE(order) ((void)0)
 #else

@@ -299,6 +299,12 @@ enum pool_buf_state {
 	POOL_BUF_VALID = 1,
 };
 
+/*
+ * "shard lock": written only under it; the fields lock-free hits load (file,
+ * epoch, bucket, len, next: I2) are stored with atomic stores. "shard lock +
+ * atomic": also read (or, for flags, changed) without the lock, so every
+ * access is atomic (pool_buf_flags() and friends, pool_i.h).
+ */
 struct pool_buf {
 	uint32_t seq;	 /* I1/I2: seqlock, odd while key, len or data change */
 	uint32_t file;	 /* shard lock: file slot, or POOL_NONE */
@@ -308,14 +314,14 @@ struct pool_buf {
 	uint32_t len;	 /* shard lock: valid bytes (< bucket_size at end of file) */
 	uint8_t state;	 /* shard lock: enum pool_buf_state */
 	uint8_t usage;	 /* atomic: clock counter, raised by hits, lowered by the hand */
-	uint8_t flags;	 /* shard lock: POOL_BUF_F_* */
+	uint8_t flags;	 /* shard lock + atomic: POOL_BUF_F_*; a hit clears PREFETCHED lock-free */
 	uint8_t pad;
 	/* Deferred write (I8): meaningful only with POOL_BUF_F_DIRTY. */
-	uint32_t owner;	   /* shard lock: pid of the daemon that will write it back */
+	uint32_t owner;	   /* shard lock + atomic: pid of the daemon that will write it back */
 	uint32_t dirty_lo; /* shard lock: dirty bytes are [dirty_lo, dirty_hi) of the bucket */
 	uint32_t dirty_hi;
 	uint32_t pad2;
-	uint64_t dirty_ns; /* shard lock: CLOCK_REALTIME when it first became dirty */
+	uint64_t dirty_ns; /* shard lock + atomic: CLOCK_REALTIME when it first became dirty */
 	uint64_t pad3;
 };
 

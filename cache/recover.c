@@ -28,6 +28,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "mountinfo.h"
 #include "pool_i.h"
 
 #define RECOVER_BATCH 16  /* dirty buckets written per fdatasync */
@@ -127,40 +128,21 @@ static int claim(struct pool *pool, uint32_t f, const struct ident *id, uint32_t
 	return n;
 }
 
-/* Unescape a mountinfo field (\040 for a space) in place. */
-static void unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++, d++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*d = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*d = *s;
-		}
-	}
-	*d = '\0';
-}
-
 /* A directory descriptor on a mount of device @dev (open_by_handle_at's anchor), or -errno. */
 static int mount_fd_of_dev(uint64_t dev)
 {
 	FILE *mi = fopen("/proc/self/mountinfo", "re");
-	char line[4096], mnt[4096];
-	unsigned int maj, min;
+	char line[8192];
+	struct mountinfo_line m;
 	int fd = -ENODEV;
 	struct stat st;
 
 	if (!mi)
 		return -errno;
 	while (fd < 0 && fgets(line, sizeof(line), mi)) {
-		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, mnt) != 3 ||
-		    makedev(maj, min) != dev)
+		if (mountinfo_parse(line, &m) || makedev(m.major, m.minor) != dev)
 			continue;
-		unescape(mnt);
-		fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+		fd = open(m.point, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
 		if (fd >= 0 && (fstat(fd, &st) || st.st_dev != dev)) {
 			close(fd); /* something else is mounted over it */
 			fd = -ENODEV;

@@ -167,7 +167,7 @@ static void recount_locked(struct pool *pool, uint32_t *epoch, uint32_t *count)
 		    b->epoch == epoch[b->file])
 			count[b->file]++;
 		if (b->state == POOL_BUF_VALID && b->file < pool->nfiles &&
-		    (b->flags & POOL_BUF_F_DIRTY))
+		    (pool_buf_flags(b) & POOL_BUF_F_DIRTY))
 			__atomic_add_fetch(&pool->files[b->file].dirty, 1, __ATOMIC_SEQ_CST);
 	}
 	for (uint32_t f = 0; f < pool->nfiles; f++) {

@@ -89,6 +89,7 @@ static bool snapshot(struct pool *pool, uint32_t f, struct pool_file_stats *st)
 	st->ino = LOAD(&fs->ino);
 	st->opens = LOAD(&fs->opens);
 	st->quota = LOAD(&fs->quota);
+	st->reserve = LOAD(&fs->reserve);
 	st->resident = (uint32_t)LOAD(&fs->residency);
 	st->ndirty = pool_fslot_ndirty(fs);
 	st->flags = LOAD(&fs->flags);

@@ -80,7 +80,7 @@ struct inode {
 	struct fd_link fd_link;	 /* fd cache lock */
 
 	pthread_mutex_t lock; /* protects the fields below */
-	unsigned int opens;   /* open files of this node */
+	unsigned int opens;   /* open files; changed under the lock, read atomically without it */
 	bool stamp_valid;     /* backing file state the kernel was last told about */
 	struct timespec stamp_mtime;
 	struct timespec stamp_ctime;
@@ -265,15 +265,6 @@ void ops_file_foreach(void (*fn)(struct open_file *of, void *arg), void *arg);
 void shutdown_sync(void);
 /* Past the final sync: writes and writable opens are refused (-EIO), else 0. */
 int shutdown_refuse(const struct inode *n, const char *what);
-
-/* mountinfo.c: the newest mount at @mnt (an absolute path); 0 or -errno (-ENOENT: none). */
-struct mountinfo_entry {
-	char devno[32];	 /* "MAJ:MIN" */
-	char fstype[64]; /* "fuse.accelfs", "ext4", ... */
-	char point[4096];
-	char source[4096];
-};
-int mountinfo_find(const char *mnt, struct mountinfo_entry *out);
 
 /* bdi.c: raise the mount's read-ahead and dirty share (root only) */
 void bdi_tune(void);

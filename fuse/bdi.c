@@ -7,7 +7,7 @@
  * for its own mount through /sys/class/bdi/MAJ:MIN (what `accel sysgen
  * --apply` would do by hand); others keep the kernel's values.
  *
- * The device number comes from /proc/self/mountinfo (mountinfo.c).
+ * The device number comes from /proc/self/mountinfo (cache/mountinfo.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "mountinfo.h"
 
 static int write_knob(const char *devno, const char *knob, unsigned int value)
 {
@@ -44,7 +45,7 @@ void bdi_tune(void)
 	if (geteuid() != 0 || (!o->readahead_kb && !o->bdi_max_ratio))
 		return;
 	m = malloc(sizeof(*m));
-	if (!m || mountinfo_find(accelfs.mountpoint_real, m)) {
+	if (!m || mountinfo_find(NULL, accelfs.mountpoint_real, m)) {
 		log_msg(LOG_DEBUG, "%s: not in mountinfo; bdi left as is", accelfs.mountpoint_real);
 		free(m);
 		return;

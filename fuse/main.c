@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "mountinfo.h"
 
 #define EXIT_RUNTIME 1
 
@@ -30,6 +31,8 @@ struct accelfs accelfs;
 
 static int shutdown_pipe[2] = { -1, -1 };
 static pthread_t main_thread;
+static pthread_t shutdown_tid;
+static bool shutdown_started;
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...)
@@ -75,7 +78,7 @@ static int check_not_mounted(const char *mnt, const char *real)
 
 	if (!m)
 		return fail("out of memory");
-	if (!mountinfo_find(real, m) && !strcmp(m->fstype, "fuse.accelfs"))
+	if (!mountinfo_find(NULL, real, m) && !strcmp(m->fstype, "fuse.accelfs"))
 		ret = fail("%s: already an accelfs mount of %s (unmount it first: fusermount3 -u %s)",
 			   mnt, m->source, real);
 	free(m);
@@ -265,14 +268,20 @@ static void on_wakeup_signal(int sig)
 	(void)sig; /* only interrupts the session loop's wait */
 }
 
-/* Sync the mount through the still-running workers (shutdown.c), then stop the loop. */
+/*
+ * Sync the mount through the still-running workers (shutdown.c), then stop
+ * the loop. A 0 byte (stop_shutdown_thread) means the loop ended without a
+ * signal: nothing to do.
+ */
 static void *shutdown_thread(void *arg)
 {
-	char c;
+	char c = 0;
 
 	(void)arg;
 	while (read(shutdown_pipe[0], &c, 1) < 0 && errno == EINTR)
 		;
+	if (!c)
+		return NULL;
 	log_msg(LOG_NOTICE, "signal %d: flushing and unmounting %s", c, accelfs.mountpoint_real);
 	shutdown_sync();
 	fuse_session_exit(accelfs.se);
@@ -302,15 +311,30 @@ static int setup_signals(void)
 /* After detaching: threads do not survive fork(). */
 static int start_shutdown_thread(void)
 {
-	pthread_t tid;
-
 	main_thread = pthread_self();
-	if (pthread_create(&tid, NULL, shutdown_thread, NULL)) {
+	if (pthread_create(&shutdown_tid, NULL, shutdown_thread, NULL)) {
 		log_msg(LOG_ERR, "cannot start the shutdown thread");
 		return -1;
 	}
-	pthread_detach(tid);
+	shutdown_started = true;
 	return 0;
+}
+
+/*
+ * Joined, not detached, so that main's frees happen after its last use of
+ * the daemon's state. Called once the mount is gone: a signal that comes
+ * this late finds no file through the mount to sync, so the join cannot
+ * wait on a loop that no longer serves.
+ */
+static void stop_shutdown_thread(void)
+{
+	char c = 0;
+
+	if (!shutdown_started)
+		return;
+	(void)!write(shutdown_pipe[1], &c, 1);
+	pthread_join(shutdown_tid, NULL);
+	shutdown_started = false;
 }
 
 static int serve(struct fuse_session *se)
@@ -411,6 +435,7 @@ static int run(void)
 	log_msg(LOG_INFO, "unmounting %s", accelfs.mountpoint_real);
 out_unmount:
 	fuse_session_unmount(accelfs.se);
+	stop_shutdown_thread();
 out_destroy:
 	fuse_session_destroy(accelfs.se);
 out:

@@ -163,7 +163,8 @@ static void handle_free(struct open_file *of)
 		wb_sync(of);
 	times_apply(of); /* release, or the kernel never released it (unmount) */
 	pthread_mutex_lock(&n->lock);
-	if (--n->opens == 0) /* nothing is written back after the last close */
+	/* nothing is written back after the last close */
+	if (__atomic_sub_fetch(&n->opens, 1, __ATOMIC_RELAXED) == 0)
 		__atomic_store_n(&n->times_pending, false, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&n->lock);
 	handle_list_del(&of->link, &open_files_lock);
@@ -210,7 +211,7 @@ static int handle_new(struct inode *n, int fd, const struct stat *st, struct fus
 	/* Times kept for a previous open are stale once it is gone: a SETATTR
 	 * that saw opens > 0 and kept its times after the last release cleared
 	 * them would otherwise set them again after this open's write-back. */
-	if (n->opens++ == 0)
+	if (__atomic_fetch_add(&n->opens, 1, __ATOMIC_RELAXED) == 0)
 		__atomic_store_n(&n->times_pending, false, __ATOMIC_RELAXED);
 	cache_policy(n, st, fi);
 	pthread_mutex_unlock(&n->lock);
@@ -565,7 +566,7 @@ void ops_file_foreach_deferred(void (*fn)(struct open_file *of, void *arg), void
 	for (struct handle_link *h = open_files.next; h && h != &open_files; h = h->next) {
 		struct open_file *of = (struct open_file *)h;
 
-		if (!__atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
+		if (!__atomic_load_n(&of->deferred, __ATOMIC_ACQUIRE))
 			continue;
 		if (n == cap) {
 			size_t ncap = cap ? 2 * cap : 64;

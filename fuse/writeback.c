@@ -244,7 +244,8 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 		pthread_mutex_unlock(&n->wb_lock);
 		return ret == -EAGAIN ? -EAGAIN : ret;
 	}
-	__atomic_store_n(&of->deferred, true, __ATOMIC_RELAXED);
+	/* release: the flusher that sees it (acquire) sees the handle's setup */
+	__atomic_store_n(&of->deferred, true, __ATOMIC_RELEASE);
 	of->wrote = true; /* at close, the pool's copy matches SOURCE: revalidate, keep it */
 	pool_file_deferred_set(stream_file(of->stream), end, (int64_t)realtime_ns());
 	/* Bytes in a bucket another daemon writes back: make them ours on SOURCE too. */
@@ -393,7 +394,7 @@ void wb_last_close(struct open_file *of)
 {
 	int ret = wb_sync(of);
 
-	if (ret && of->inode->opens == 0) {
+	if (ret && __atomic_load_n(&of->inode->opens, __ATOMIC_RELAXED) == 0) {
 		int n = pool_dirty_discard(stream_file(of->stream), owner);
 
 		log_msg(LOG_ERR,

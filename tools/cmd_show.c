@@ -42,7 +42,6 @@ struct show_file {
 	bool set[TUNING_N];
 	char val[TUNING_N][TUNING_VALUE_LEN];
 	const struct pool_file_stats *entry; /* NULL: not in the pool */
-	int64_t granted;		     /* >= 0, or -errno */
 };
 
 static void help(void)
@@ -121,9 +120,6 @@ static int look(const struct show_opts *o, struct show_file *f)
 		f->set[k] = ret > 0;
 	}
 	f->entry = o->have_snap ? poolsnap_find(&o->snap, st.st_dev, st.st_ino) : NULL;
-	if (f->entry)
-		f->granted =
-		    poolseg_granted(o->pool_name, f->entry->slot, f->entry->dev, f->entry->ino);
 	return 0;
 }
 
@@ -160,10 +156,7 @@ static void text_entry(const struct show_opts *o, const struct show_file *f)
 		printf("    %-15s all", "quota");
 	else
 		printf("    %-15s %u", "quota", e->quota);
-	if (f->granted >= 0)
-		printf(" (granted %lld buffers)\n", (long long)f->granted);
-	else
-		printf(" (granted: unknown, %s)\n", strerror((int)-f->granted));
+	printf(" (granted %u buffers)\n", e->reserve);
 	printf("    %-15s %u buffers\n", "resident", e->resident);
 	text_hits("local hits", e->c[POOL_C_LOCAL_HITS], e->c[POOL_C_LOCAL_ATTEMPTS]);
 	text_hits("global hits", e->c[POOL_C_GLOBAL_HITS], e->c[POOL_C_GLOBAL_ATTEMPTS]);
@@ -210,12 +203,9 @@ static void json_entry(const struct show_file *f)
 		printf("null");
 		return;
 	}
-	printf("{\"slot\": %u, \"active_streams\": %u, \"quota\": %lld, \"quota_granted\": ",
-	       e->slot, e->opens, e->quota == POOL_QUOTA_ALL ? -1LL : (long long)e->quota);
-	if (f->granted >= 0)
-		printf("%lld", (long long)f->granted);
-	else
-		printf("null");
+	printf("{\"slot\": %u, \"active_streams\": %u, \"quota\": %lld, \"quota_granted\": %u",
+	       e->slot, e->opens, e->quota == POOL_QUOTA_ALL ? -1LL : (long long)e->quota,
+	       e->reserve);
 	printf(", \"resident_buffers\": %u, \"local_attempts\": %llu, \"local_hits\": %llu, "
 	       "\"global_attempts\": %llu, \"global_hits\": %llu}",
 	       e->resident, ull(e->c[POOL_C_LOCAL_ATTEMPTS]), ull(e->c[POOL_C_LOCAL_HITS]),

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mountinfo.h"
 #include "mountres.h"
 
 #define ACCELFS_FSTYPE "fuse.accelfs"
@@ -69,44 +70,6 @@ int mountres_normalize(const char *path, char *out, size_t len)
 	return push_path(out, len, path);
 }
 
-/* Undo mountinfo's \ooo escapes (space, tab, newline, backslash) in place. */
-static void unescape(char *s)
-{
-	char *w = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*w++ = *s;
-		}
-	}
-	*w = '\0';
-}
-
-int mountres_parse_line(char *line, char **mnt, char **fstype, char **source)
-{
-	char *field[16], *save = NULL, *tok;
-	int n = 0, sep = -1;
-
-	for (tok = strtok_r(line, " \n", &save); tok && n < 16;
-	     tok = strtok_r(NULL, " \n", &save)) {
-		if (sep < 0 && n >= 6 && strcmp(tok, "-") == 0)
-			sep = n;
-		field[n++] = tok;
-	}
-	if (sep < 0 || n < sep + 3)
-		return -EINVAL;
-	*mnt = field[4];
-	*fstype = field[sep + 1];
-	*source = field[sep + 2];
-	unescape(*mnt);
-	unescape(*source);
-	return 0;
-}
-
 /* Length of mount point @mnt if it contains @abs, else 0 ("/" counts as 1). */
 static size_t covers(const char *mnt, const char *abs)
 {
@@ -128,17 +91,17 @@ struct best {
 
 static void consider(struct best *b, char *line, const char *abs)
 {
-	char *mnt, *fstype, *source;
+	struct mountinfo_line m;
 	size_t n;
 
-	if (mountres_parse_line(line, &mnt, &fstype, &source) < 0)
+	if (mountinfo_parse(line, &m) < 0)
 		return;
-	n = covers(mnt, abs);
+	n = covers(m.point, abs);
 	if (n == 0 || n < b->len)
 		return;
 	b->len = n;
-	b->accelfs = strcmp(fstype, ACCELFS_FSTYPE) == 0 && source[0] == '/';
-	snprintf(b->source, sizeof(b->source), "%s", source);
+	b->accelfs = strcmp(m.fstype, ACCELFS_FSTYPE) == 0 && m.source[0] == '/';
+	snprintf(b->source, sizeof(b->source), "%s", m.source);
 	snprintf(b->rel, sizeof(b->rel), "%s", n == 1 ? abs + 1 : abs + n + (abs[n] == '/'));
 }
 

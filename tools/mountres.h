@@ -8,7 +8,8 @@
  * passed through FUSE), so MOUNTPOINT/rel is mapped to SOURCE/rel. The path
  * is made absolute lexically, without touching the mount, so this works
  * even when the daemon is busy. ACCEL_TEST_MOUNTINFO names another file to
- * read instead of /proc/self/mountinfo (for tests).
+ * read instead of /proc/self/mountinfo (for tests). Lines are parsed by
+ * cache/'s mountinfo_parse(), the daemon's parser too.
  */
 #ifndef ACCELFS_TOOLS_MOUNTRES_H
 #define ACCELFS_TOOLS_MOUNTRES_H
@@ -17,12 +18,6 @@
 
 /* Make @path absolute and drop ".", ".." and repeated '/'; 0 or -errno. */
 int mountres_normalize(const char *path, char *out, size_t len);
-
-/*
- * Split one mountinfo line in place into mount point, fstype and source,
- * undoing the \ooo octal escapes. Returns 0 or -EINVAL for a malformed line.
- */
-int mountres_parse_line(char *line, char **mnt, char **fstype, char **source);
 
 /*
  * mountres_resolve_in - with mount table file @mountinfo, write to @out the

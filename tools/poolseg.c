@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * poolseg.c - looking at a pool segment from outside: header, mappers and
- * granted quotas, read with pread() and /proc so that even a pool the cache
- * library refuses (another layout version, a corrupt header) can be named
- * and described before it is removed. A segment that fails the pool's trust
- * check (pool_seg_trusted: not ours, writable by others, not a regular file)
- * is not read at all.
+ * poolseg.c - looking at a pool segment from outside: its header (through
+ * cache/'s one reader, pool_seg_header) and the processes that map it, from
+ * /proc, so that even a pool the cache library refuses (another layout
+ * version, a corrupt geometry) can be named and described before it is
+ * removed. Anything inside the pool (file slots, counters) is read only by
+ * attaching with pool_open_readonly() and cache/'s seqlock readers. A segment that fails the pool's
+ * trust check (pool_seg_trusted: not ours, writable by others, not a regular file) is not read at
+ * all.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -47,20 +49,13 @@ int poolseg_trust(const char *name, char *why, size_t len)
 
 int poolseg_header(const char *name, struct pool_header *h, uint64_t *size)
 {
-	struct stat st;
-	ssize_t n;
-	int fd = seg_open(name);
+	int ret, fd = seg_open(name);
 
 	if (fd < 0)
 		return fd;
-	n = fstat(fd, &st) ? -1 : pread(fd, h, sizeof(*h), 0);
+	ret = pool_seg_header(fd, h, size);
 	close(fd);
-	if (n < 0)
-		return -errno;
-	*size = (uint64_t)st.st_size;
-	if ((size_t)n < sizeof(*h) || h->magic != POOL_MAGIC)
-		return -EPROTO;
-	return 0;
+	return ret;
 }
 
 /* True if the maps file @f has a mapping of inode @ino at path @path. */
@@ -109,35 +104,4 @@ int poolseg_users(const char *name, pid_t *pids, size_t max)
 	}
 	closedir(dir);
 	return n;
-}
-
-int64_t poolseg_granted(const char *name, uint32_t slot, uint64_t dev, uint64_t ino)
-{
-	struct pool_header h;
-	struct pool_fslot fs;
-	uint64_t size, off;
-	uint32_t gen;
-	int fd, ret = poolseg_header(name, &h, &size);
-
-	if (ret)
-		return ret;
-	off = h.off_files + (uint64_t)slot * sizeof(fs);
-	if (slot >= h.nfiles || off + sizeof(fs) > size)
-		return -EINVAL;
-	fd = seg_open(name);
-	if (fd < 0)
-		return fd;
-	/* idgen is the slot's identity seqlock (I6): even and unchanged around the copy */
-	ret = pread(fd, &fs, sizeof(fs), (off_t)off) == sizeof(fs) ? 0 : -EIO;
-	gen = fs.idgen;
-	if (!ret && pread(fd, &fs.idgen, sizeof(gen),
-			  (off_t)(off + offsetof(struct pool_fslot, idgen))) != sizeof(gen))
-		ret = -EIO;
-	close(fd);
-	if (ret)
-		return ret;
-	if ((gen & 1) || gen != fs.idgen || fs.state != POOL_FSLOT_USED || fs.dev != dev ||
-	    fs.ino != ino)
-		return -ESTALE;
-	return fs.reserve;
 }

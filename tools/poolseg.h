@@ -2,11 +2,12 @@
 /*
  * poolseg.h - a pool as a shared-memory segment, for the admin commands
  * (`accel pool`, `accel show`): its default name, its header read without
- * attaching (so a pool that pool_open() refuses can still be listed), the
- * processes that have it mapped, and a file slot's granted quota.
+ * attaching (so a pool that pool_open() refuses can still be listed) and
+ * the processes that have it mapped.
  *
- * Everything here only reads, through pread() and /proc, following the
- * published layout (cache/pool_layout.h); nothing takes a pool lock.
+ * Everything here only reads: the header through cache/'s pool_seg_header(),
+ * the mappers from /proc; nothing takes a pool lock. What is inside a pool is
+ * read through pool_open_readonly() and cache/'s readers (tools/poolsnap.c).
  */
 #ifndef ACCELFS_TOOLS_POOLSEG_H
 #define ACCELFS_TOOLS_POOLSEG_H
@@ -43,12 +44,5 @@ int poolseg_header(const char *name, struct pool_header *h, uint64_t *size);
  * whose maps we may not read are not seen (run as root to see all).
  */
 int poolseg_users(const char *name, pid_t *pids, size_t max);
-
-/*
- * poolseg_granted - the buffers actually reserved for file slot @slot (which
- * must still hold @dev, @ino) of pool @name: the quota after clamping.
- * Returns the count, or -ESTALE if the slot moved on, -errno.
- */
-int64_t poolseg_granted(const char *name, uint32_t slot, uint64_t dev, uint64_t ino);
 
 #endif

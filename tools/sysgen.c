@@ -135,8 +135,7 @@ static int pool_header_at(int dirfd, const char *name, struct pool_header *h, ui
 {
 	char shm_name[NAME_MAX + 2];
 	struct stat st;
-	ssize_t n;
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int ret, fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
 	if (fd < 0)
 		return -errno;
@@ -150,11 +149,12 @@ static int pool_header_at(int dirfd, const char *name, struct pool_header *h, ui
 		*size = (uint64_t)st.st_size;
 		return strncmp(name, "accel", 5) ? -EPROTO : -EPERM;
 	}
-	n = pread(fd, h, sizeof(*h), 0); /* a regular file: trusted says so */
+	ret = pool_seg_header(fd, h, size); /* cache/'s one header reader */
 	close(fd);
-	if (n < (ssize_t)sizeof(*h) || h->magic != POOL_MAGIC)
+	if (ret)
 		return -EPROTO;
-	*size = h->total_size ? h->total_size : (uint64_t)st.st_size;
+	if (h->total_size)
+		*size = h->total_size;
 	return 0;
 }
 

@@ -14,28 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mountinfo.h"
 #include "sysgen_i.h"
 #include "util.h"
 
 #define SYSGEN_FSTYPE "fuse.accelfs"
 #define PER_MOUNT_NOTE "per mount, lost at remount: run accel sysgen --apply after mounting"
-
-/* Undo mountinfo's \ooo escapes in place. */
-static void unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++, d++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*d = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 3;
-		} else {
-			*d = *s;
-		}
-	}
-	*d = '\0';
-}
 
 /* The user_id= of a FUSE mount's super options: the daemon's uid, or -1. */
 static long option_uid(char *super)
@@ -51,25 +35,17 @@ static long option_uid(char *super)
 /* One mountinfo line: 1 and @m filled for an accelfs mount, 0 for another, -EINVAL. */
 static int parse_mount(char *line, struct sysgen_mount *m)
 {
-	char *field[32], *save = NULL, *tok;
-	int n = 0, sep = -1;
+	struct mountinfo_line l;
 
 	memset(m, 0, sizeof(*m));
-	if (sscanf(line, "%*u %*u %u:%u", &m->major, &m->minor) != 2)
+	if (mountinfo_parse(line, &l))
 		return -EINVAL;
-	for (tok = strtok_r(line, " \n", &save); tok && n < 32;
-	     tok = strtok_r(NULL, " \n", &save)) {
-		if (sep < 0 && n >= 6 && !strcmp(tok, "-"))
-			sep = n;
-		field[n++] = tok;
-	}
-	if (sep < 0 || n < sep + 3)
-		return -EINVAL;
-	if (strcmp(field[sep + 1], SYSGEN_FSTYPE))
+	if (strcmp(l.fstype, SYSGEN_FSTYPE))
 		return 0;
-	unescape(field[4]);
-	snprintf(m->mountpoint, sizeof(m->mountpoint), "%s", field[4]);
-	m->uid = n > sep + 3 ? option_uid(field[sep + 3]) : -1;
+	m->major = l.major;
+	m->minor = l.minor;
+	snprintf(m->mountpoint, sizeof(m->mountpoint), "%s", l.point);
+	m->uid = *l.super ? option_uid(l.super) : -1;
 	return 1;
 }
 

@@ -433,7 +433,7 @@ static int orphans(struct env *e)
 
 struct racer {
 	struct pool_file *pf;
-	volatile bool stop;
+	bool stop;	     /* atomic: set by the writer when it is done */
 	long bumps, refused; /* atomic: read by the writer while the race runs */
 };
 
@@ -448,7 +448,7 @@ static void *invalidator(void *arg)
 {
 	struct racer *r = arg;
 
-	while (!r->stop) {
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
 		int ret = pool_invalidate_file(r->pf);
 
 		__atomic_fetch_add(&r->bumps, ret == 0, __ATOMIC_RELAXED);
@@ -500,7 +500,7 @@ static void test_defer_races_invalidate(void)
 			CU_ASSERT_EQUAL_FATAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f),
 					      0);
 	}
-	r.stop = true;
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	CU_ASSERT_EQUAL(orphans(&e), 0);
 	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);

@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,8 @@ static const char *dir, *srcdir;
 static int shared_fd = -1;
 static unsigned char *model;
 static pthread_rwlock_t slot_lock[NSLOTS];
-static volatile int failed;
+/* Set by any thread's failed check, read by every worker's loop: an atomic. */
+static atomic_int failed;
 
 static void fail(const char *fmt, ...)
 {
@@ -61,7 +63,7 @@ static void fail(const char *fmt, ...)
 	vprintf(fmt, ap);
 	printf("\n");
 	va_end(ap);
-	failed = 1;
+	atomic_store(&failed, 1);
 }
 
 static uint64_t rnd(struct worker *w)
