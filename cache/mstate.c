@@ -167,6 +167,23 @@ static int foreach_in(const char *dir, int (*fn)(const struct mstate *, void *),
 	return ret;
 }
 
+void mstate_sweep(void)
+{
+	uint32_t pids[MSTATE_MAX_FILES];
+	char dir[MSTATE_PATH_LEN], path[MSTATE_PATH_LEN + 64];
+	size_t n;
+
+	if (mstate_dir(geteuid(), dir, sizeof(dir)))
+		return;
+	n = list_pids(dir, pids);
+	for (size_t i = 0; i < n; i++) {
+		if (!kill((pid_t)pids[i], 0) || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/mount-%" PRIu32, dir, pids[i]);
+		unlink(path);
+	}
+}
+
 int mstate_foreach(unsigned int uid, int (*fn)(const struct mstate *m, void *arg), void *arg)
 {
 	char dir[MSTATE_PATH_LEN];

@@ -10,7 +10,7 @@
  * in this order; unknown keys are ignored by readers). The daemon replaces
  * it whole (write to a temporary name, rename), so a reader never sees half
  * a file, and removes it at exit; a file whose process is gone (kill -9) is
- * skipped by readers and replaced by the next daemon with that pid.
+ * skipped by readers and removed by the next daemon that starts.
  */
 #ifndef ACCELFS_CACHE_MSTATE_H
 #define ACCELFS_CACHE_MSTATE_H
@@ -37,6 +37,8 @@ int mstate_dir(unsigned int uid, char *buf, size_t len);
 int mstate_write(const struct mstate *m);
 /* Remove the daemon @pid's file, if any. */
 void mstate_remove(uint32_t pid);
+/* Remove the files of daemons that are gone (killed) from this euid's directory. */
+void mstate_sweep(void);
 /* Parse the file @path into @m; 0 or -errno. */
 int mstate_read(const char *path, struct mstate *m);
 /*

@@ -146,6 +146,7 @@ static void *watch_main(void *arg)
 	int ret;
 
 	(void)arg;
+	mstate_sweep(); /* files of daemons killed before they could remove theirs */
 	mstate_init(&m);
 	publish(&m, true);
 	for (;;) {

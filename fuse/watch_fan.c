@@ -147,6 +147,26 @@ static void fan_event(const struct fanotify_event_metadata *md)
 		watch_apply(&c);
 }
 
+/*
+ * The event at @p (@left bytes on), copied where its 64-bit fields are
+ * aligned (the kernel packs events at 4-byte boundaries); NULL if it is
+ * malformed or not of this metadata version.
+ */
+static const struct fanotify_event_metadata *fan_copy(const char *p, size_t left)
+{
+	static union {
+		struct fanotify_event_metadata md;
+		char bytes[FAN_BUF];
+	} ev; /* one watcher thread per daemon */
+
+	memcpy(&ev.md, p, FAN_EVENT_METADATA_LEN);
+	if (ev.md.vers != FANOTIFY_METADATA_VERSION || ev.md.event_len < FAN_EVENT_METADATA_LEN ||
+	    ev.md.event_len > left)
+		return NULL;
+	memcpy(ev.bytes, p, ev.md.event_len);
+	return &ev.md;
+}
+
 int watch_fan_read(int fd, pid_t self)
 {
 	/* one watcher thread per daemon */
@@ -155,17 +175,20 @@ int watch_fan_read(int fd, pid_t self)
 	ssize_t n;
 
 	while ((n = read(fd, buf, FAN_BUF)) > 0) {
-		const struct fanotify_event_metadata *md = (const void *)buf;
-		size_t left = (size_t)n;
+		size_t off = 0;
 
-		for (; FAN_EVENT_OK(md, left); md = FAN_EVENT_NEXT(md, left)) {
-			if (md->vers != FANOTIFY_METADATA_VERSION)
+		while (off + FAN_EVENT_METADATA_LEN <= (size_t)n) {
+			const struct fanotify_event_metadata *md =
+			    fan_copy(buf + off, (size_t)n - off);
+
+			if (!md)
 				return -EPROTO;
+			off += md->event_len;
 			if (md->fd >= 0)
 				close(md->fd); /* not with FID reports, but never leak one */
 			if (md->mask & FAN_Q_OVERFLOW)
 				watch_overflow();
-			else if (md->pid != self)
+			else if ((pid_t)md->pid != self)
 				fan_event(md);
 		}
 	}
