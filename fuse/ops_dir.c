@@ -7,7 +7,8 @@
  * cookies, so seekdir/telldir and listings resumed after a change keep the
  * backing directory's guarantees (ext4's hash cookies stay valid across
  * inserts). readdirplus returns attributes with each name, saving the kernel
- * one lookup per entry for `ls -l` and `find -ls`.
+ * one lookup per entry for `ls -l` and `find -ls`. While a watcher runs,
+ * the kernel caches listings (FOPEN_CACHE_DIR) until a change drops them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 
 #include "accelfs_i.h"
 #include "creds.h"
+#include "watch.h"
 
 static inline struct dir_handle *dh_of(struct fuse_file_info *fi)
 {
@@ -65,6 +67,10 @@ static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		return;
 	}
 	fi->fh = (uintptr_t)d;
+	/* The kernel may keep the listing across opens: its own changes drop
+	 * it, and the watcher drops it at a change made in SOURCE (watch_inval.c). */
+	if (watch_active())
+		fi->cache_readdir = fi->keep_cache = 1;
 	handle_list_add(&open_dirs, &d->link, &open_dirs_lock);
 	if (fuse_reply_open(req, fi) == -ENOENT)
 		dir_free(d);

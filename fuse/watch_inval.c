@@ -4,7 +4,8 @@
  *
  * A name that appeared, went or moved: the entry (parent, name), whatever
  * the kernel cached for it (a negative entry too), and the directory's
- * attributes. Attributes: the node's attributes. Data: its attributes and
+ * attributes and cached listing (ops_dir.c caches listings while a watcher
+ * runs). Attributes: the node's attributes. Data: its attributes and
  * page cache, and the buffer pool's buckets of the file for the handles
  * open on it (they revalidate at their next read; a later open compares the
  * pool's validator anyway).
@@ -63,7 +64,7 @@ void watch_apply(const struct watch_change *c)
 	__atomic_add_fetch(&watch_counters.events, 1, __ATOMIC_RELAXED);
 	if ((c->what & WATCH_NAME) && c->parent && c->name) {
 		inval_entry(c->parent, c->name);
-		inval_inode(c->parent, false);
+		inval_inode(c->parent, true); /* its attributes and cached listing */
 	}
 	if (!(c->what & (WATCH_ATTR | WATCH_DATA)) || !c->ino)
 		return;

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # watch-changes.sh [MODE]: changes made straight in SOURCE, behind the mount,
 # are visible through it within BOUND ms although names, attributes and
-# missing names are cached for an hour (entry/attr/negative_timeout=3600):
-# create, append, same-size rewrite within the same mtime second (no stale
+# missing names are cached for an hour (entry/attr/negative_timeout=3600),
+# and listings while the watcher runs: create, append, same-size rewrite within the same mtime second (no stale
 # read), truncate, chmod, chown, utime, rename over, unlink, mkdir, rmdir,
 # hard link, xattr. Each is primed through the mount first, so the kernel
 # holds the old state, then checked in a loop of ITERS rounds.
@@ -51,8 +51,10 @@ round() {
 	local r=$1 t
 	# create: a missing name the kernel cached as missing
 	stat m/new$r 2>/dev/null && fail "new$r exists before it was created"
+	ls m >/dev/null # the listing too (cached while a watcher runs)
 	echo hi >src/new$r
 	check create hi cat m/new$r
+	check "create, listing" "new$r" sh -c "ls m | grep -x new$r"
 	# append
 	stat -c %s m/new$r >/dev/null
 	echo more >>src/new$r
@@ -81,8 +83,10 @@ round() {
 	mv src/t$r.tmp src/t$r
 	check "rename over" replaced cat m/t$r
 	# unlink
+	ls m >/dev/null
 	rm src/t$r
 	check unlink gone sh -c "[ -e m/t$r ] && echo there || echo gone"
+	check "unlink, listing" 0 sh -c "ls m | grep -cx t$r"
 	# mkdir, rmdir
 	stat m/d$r 2>/dev/null && fail "d$r exists before mkdir"
 	mkdir src/d$r
@@ -108,4 +112,4 @@ for r in $(seq 1 "$ITERS"); do
 done
 [ "$(wcount "$M" watch_overflows)" = 0 ] || fail "overflows in a quiet test"
 echo "events $(wcount "$M" watch_events), invalidations $(wcount "$M" watch_invalidations)"
-echo "PASS: $ITERS rounds of 15 outside changes visible, slowest ${MAXMS} ms (bound ${BOUND} ms)"
+echo "PASS: $ITERS rounds of 15 outside changes (17 checks) visible, slowest ${MAXMS} ms (bound ${BOUND} ms)"
