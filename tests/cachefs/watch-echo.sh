@@ -11,7 +11,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/watch_lib.sh"
-BOUND=${WATCH_BOUND_MS:-2000}
+BOUND=${WATCH_BOUND_MS:-5000}
 N=${WATCH_N:-200}
 cfs_init
 cfs_pool wecho
@@ -21,7 +21,7 @@ A=$PWD/mA
 watch_require "$A"
 accel_mount "$PWD/src" "$PWD/mB" -o "pool=$POOL,watch=auto,negative_timeout=3600"
 B=$PWD/mB
-wait_for 2000 1 grep -c 'entry_timeout 3600s, attr_timeout 3600s' "$ACCEL_LOG" ||
+wait_for 5000 1 grep -c 'entry_timeout 3600s, attr_timeout 3600s' "$ACCEL_LOG" ||
 	fail "no long default timeouts with a watcher: $(grep watch: "$ACCEL_LOG")"
 
 churn() { # MNT: create, write, chmod, rename, remove N files through MNT

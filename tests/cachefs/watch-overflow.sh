@@ -10,7 +10,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/watch_lib.sh"
-BOUND=${WATCH_BOUND_MS:-2000}
+BOUND=${WATCH_BOUND_MS:-5000}
 Q=/proc/sys/fs/fanotify/max_queued_events
 cfs_init
 cfs_pool wovf

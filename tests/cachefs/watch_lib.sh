@@ -12,7 +12,7 @@
 
 watch_require() {
 	local mode
-	wait_for 2000 fanotify wcount "$1" watch
+	wait_for 5000 fanotify wcount "$1" watch
 	mode=$(wcount "$1" watch)
 	if [ "$mode" != fanotify ]; then
 		echo "SKIP: no fanotify watcher here (mode '$mode'):"
