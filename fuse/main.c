@@ -276,6 +276,9 @@ static void *shutdown_thread(void *arg)
 		;
 	log_msg(LOG_NOTICE, "signal %d: flushing and unmounting %s", c, accelfs.mountpoint_real);
 	shutdown_sync();
+	/* While the workers still serve: an invalidation of a file with dirty
+	 * pages makes the kernel write them back through us first. */
+	watch_stop();
 	fuse_session_exit(accelfs.se);
 	pthread_kill(main_thread, SIGUSR2);
 	return NULL;

@@ -181,8 +181,11 @@ int watch_start(void)
 
 void watch_stop(void)
 {
+	static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
 	uint64_t one = 1;
 
+	/* the shutdown thread and the end of the session loop may both come */
+	pthread_mutex_lock(&stop_lock);
 	if (running) {
 		(void)!write(stop_fd, &one, sizeof(one));
 		pthread_join(thread, NULL);
@@ -194,4 +197,5 @@ void watch_stop(void)
 	if (watch_fd >= 0)
 		close(watch_fd);
 	stop_fd = watch_fd = -1;
+	pthread_mutex_unlock(&stop_lock);
 }

@@ -8,7 +8,8 @@
  * Lifecycle: watch_setup() before mounting chooses the mode (never fails the
  * mount: a watcher that cannot be had is "off", with today's timeouts);
  * watch_start() after daemonising starts the thread; watch_stop() at
- * unmount joins it and frees everything.
+ * shutdown (before the session loop ends, and again after it for an
+ * unmount from outside) joins it and frees everything.
  */
 #ifndef ACCELFS_FUSE_WATCH_H
 #define ACCELFS_FUSE_WATCH_H
@@ -22,7 +23,8 @@
 void watch_setup(void);
 /* Start the watcher thread (after daemonising); 0 or -errno (then off, logged). */
 int watch_start(void);
-/* Stop and join the thread, close the watcher, remove the state file. */
+/* Stop and join the thread, close the watcher, remove the state file; while
+ * the workers still serve (a notification may need one). Idempotent. */
 void watch_stop(void);
 /* One log line on the mode and why (at INIT). */
 void watch_log(void);
