@@ -7,8 +7,9 @@
  * Mode (-o watch=): fanotify where the daemon may (root, a local file system
  * with file handles, which the inode table uses too), else off: today's
  * short timeouts. A watcher that fails, at start or later, never fails the
- * mount: it says so in one log line and the timeouts it raised stay, which
- * is why a later failure also invalidates everything once (watch_overflow).
+ * mount: it says so in one log line, the short timeouts apply again to what
+ * the kernel is told from then on, and what it cached with the long ones is
+ * invalidated once (watch_overflow).
  *
  * The thread also publishes the mount's state file (cache/mstate.h) for
  * `accel stat`: at start, then whenever a counter moved, at most every
@@ -26,9 +27,10 @@
 
 #define PUBLISH_MS 200 /* counters reach accel stat within this */
 
-static enum watch_mode mode = WATCH_OFF; /* set before the thread starts, then read only */
-static int watch_fd = -1;		 /* the fanotify descriptor */
-static int stop_fd = -1;		 /* eventfd: watch_stop() wakes the thread */
+/* Set before the thread starts; only watch_failed() changes it later: atomic. */
+static enum watch_mode mode = WATCH_OFF;
+static int watch_fd = -1; /* the fanotify descriptor */
+static int stop_fd = -1;  /* eventfd: watch_stop() wakes the thread */
 static pthread_t thread;
 static bool running;
 static char why[256];		       /* why the mode is what it is, for the log */
@@ -36,12 +38,12 @@ static double short_entry, short_attr; /* the timeouts without a watcher */
 
 const char *watch_mode_name(void)
 {
-	return mode == WATCH_FANOTIFY ? "fanotify" : "off";
+	return __atomic_load_n(&mode, __ATOMIC_RELAXED) == WATCH_FANOTIFY ? "fanotify" : "off";
 }
 
 bool watch_active(void)
 {
-	return mode != WATCH_OFF;
+	return __atomic_load_n(&mode, __ATOMIC_RELAXED) != WATCH_OFF;
 }
 
 /* Raise the default timeouts: the watcher keeps long-cached names true. */
@@ -82,7 +84,7 @@ void watch_setup(void)
 
 void watch_log(void)
 {
-	if (mode == WATCH_OFF)
+	if (!watch_active())
 		log_msg(accelfs.opts.watch == WATCH_FANOTIFY || accelfs.opts.watch == WATCH_INOTIFY
 			    ? LOG_WARNING
 			    : LOG_INFO,
@@ -132,7 +134,7 @@ static void watch_failed(int err)
 {
 	log_msg(LOG_ERR, "watch: %s failed (%s): invalidating everything, now off",
 		watch_mode_name(), strerror(-err));
-	mode = WATCH_OFF;
+	__atomic_store_n(&mode, WATCH_OFF, __ATOMIC_RELAXED);
 	short_timeouts();
 	watch_overflow();
 }
