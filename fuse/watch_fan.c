@@ -143,6 +143,7 @@ static void fan_event(const struct fanotify_event_metadata *md)
 		c.what |= WATCH_ATTR;
 	if (md->mask & FAN_MODIFY)
 		c.what |= WATCH_DATA;
+	c.dir = md->mask & FAN_ONDIR;
 	if (c.parent || c.ino)
 		watch_apply(&c);
 }

@@ -23,6 +23,7 @@ struct watch_change {
 	fuse_ino_t parent; /* directory of @name */
 	const char *name;  /* NUL-terminated, NULL if none */
 	fuse_ino_t ino;	   /* the object changed */
+	bool dir;	   /* ... is a directory */
 };
 
 /* Counters published in the state file (atomic). */

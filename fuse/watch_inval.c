@@ -66,16 +66,19 @@ void watch_apply(const struct watch_change *c)
 		inval_entry(c->parent, c->name);
 		inval_inode(c->parent, true); /* its attributes and cached listing */
 	}
-	if (!(c->what & (WATCH_ATTR | WATCH_DATA)) || !c->ino)
+	if (!(c->what & (WATCH_ATTR | WATCH_DATA)))
 		return;
-	inval_inode(c->ino, data);
-	if (data) {
-		fuse_ino_t ino = c->ino;
+	if (c->ino) {
+		inval_inode(c->ino, data);
+		if (data) {
+			fuse_ino_t ino = c->ino;
 
-		ops_file_foreach(mark_changed, &ino);
+			ops_file_foreach(mark_changed, &ino);
+		}
 	}
-	if (accelfs.opts.writeback && c->parent && c->name && c->ino != c->parent &&
-	    c->ino != FUSE_ROOT_ID)
+	/* Also when the object is not (or no longer) in the index: the name
+	 * may still lead the kernel to a retired node of it. */
+	if (accelfs.opts.writeback && !c->dir && c->parent && c->name)
 		inval_entry(c->parent, c->name);
 }
 
