@@ -72,6 +72,9 @@ struct inode {
 	/* Descriptor cache (inode.c): use fd only between inode_fd_get and _put. */
 	struct file_handle *fh;	 /* NULL: fd is kept until FORGET (root, no handles); immutable */
 	int mount_fd;		 /* opens fh (a descriptor on its mount); immutable */
+	struct inode *fhnext;	 /* handle index chain (inode_fh.c); its index lock */
+	bool fh_indexed;	 /* in that index; its index lock */
+	bool changed_outside;	 /* atomic: the watcher saw it change in SOURCE (must_retire) */
 	pthread_mutex_t fd_lock; /* protects fd (if fh), fd_pins, fd_ref, fd_idle */
 	unsigned int fd_pins;	 /* callers using fd: never closed while > 0 */
 	bool fd_ref;		 /* used since the cache's clock hand last passed */
@@ -115,6 +118,7 @@ struct open_file {
 	struct pool_file_id id; /* identity (immutable) and validator: written by the
 				 * revalidating thread only, see revalidate() in cache_io.c */
 	uint64_t next_check;	/* atomic: revalidate=S, CLOCK_MONOTONIC ns of the next check */
+	bool changed;		/* atomic: the watcher saw SOURCE change it: check at next read */
 	int flags;	  /* open(2) flags */
 	bool defer;	  /* writes may be deferred (deferred_write, not O_SYNC unless relaxed) */
 	bool relaxed;	  /* sync=relaxed: fsync/O_SYNC mean "within flush_interval" */
@@ -171,9 +175,23 @@ void inode_fd_put(struct inode *n, int fd);
 #define INODE_FD_OR(fd, call) ((fd) < 0 ? (errno = -(fd), -1) : (call))
 /* At INIT: one log line on how inodes are kept (a warning in fallback). */
 void inode_fd_log_mode(void);
+/* Are nodes kept by file handle (set at init)? */
+bool inode_handles_used(void);
 /* "/proc/self/fd/N" for a descriptor; @buf must hold PROC_FD_LEN bytes. */
 #define PROC_FD_LEN 32
 const char *proc_fd_path(int fd, char *buf);
+
+/* inode_fh.c: file handle -> node id, for the watcher (see there) */
+void inode_fh_add(struct inode *n);
+void inode_fh_del(struct inode *n);
+/* Remember SOURCE root's handle; 0 or -ENOMEM. */
+int inode_fh_set_root(const struct file_handle *fh);
+/* The node id with handle @fh (FUSE_ROOT_ID for the root), or 0: none known;
+ * @changed: mark the node changed_outside. */
+fuse_ino_t inode_fh_find(const struct file_handle *fh, bool changed);
+/* Every known node id (the root first) into *@out (malloc'ed, NULL on ENOMEM); the count. */
+size_t inode_fh_all(fuse_ino_t **out);
+void inode_fh_destroy(void);
 
 /* killpriv.c: what a write or truncation removes from a file (see there) */
 int killpriv_now(fuse_ino_t ino, struct inode *n, int fd, bool caps);

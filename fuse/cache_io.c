@@ -282,6 +282,23 @@ void cache_io_close(struct open_file *of)
 }
 
 /*
+ * The watcher saw the file change (watch_inval.c): drop its buffers if it
+ * differs from what this handle opened. of->id is left to revalidate=S's
+ * checker (below), its only writer; a second change re-checks.
+ */
+static void revalidate_now(struct open_file *of)
+{
+	struct pool_file_id id;
+	struct stat st;
+
+	if (fstat(of->fd, &st))
+		return;
+	file_id(&st, &id);
+	if (pool_file_validator(&id) != pool_file_validator(&of->id))
+		stream_invalidate(of->stream);
+}
+
+/*
  * revalidate=S: drop the file's buffers if SOURCE changed it behind our back.
  * Reads of one handle run in parallel: the thread that moves next_check on
  * (compare-and-swap) is the only one that checks, and the only one that
@@ -293,6 +310,11 @@ static void revalidate(struct open_file *of)
 	struct pool_file_id id;
 	struct stat st;
 
+	if (__atomic_load_n(&of->changed, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&of->changed, false, __ATOMIC_ACQ_REL)) {
+		revalidate_now(of);
+		return;
+	}
 	if (accelfs.opts.revalidate <= 0 || (now = now_ns()) < next ||
 	    !__atomic_compare_exchange_n(&of->next_check, &next,
 					 now + (uint64_t)(accelfs.opts.revalidate * 1e9), false,

@@ -436,6 +436,11 @@ static void handles_probe(void)
 		return;
 	}
 	close(fd);
+	if (inode_fh_set_root(&fh.h)) {
+		snprintf(fallback_why, sizeof(fallback_why), "out of memory");
+		close(mfd);
+		return;
+	}
 	mounts[0].id = id;
 	mounts[0].fd = mfd;
 	nmounts = 1;
@@ -451,6 +456,11 @@ static void fd_cache_size(void)
 	fd_cache_max = half < FD_CACHE_MIN   ? FD_CACHE_MIN
 		       : half > FD_CACHE_MAX ? FD_CACHE_MAX
 					     : (size_t)half;
+}
+
+bool inode_handles_used(void)
+{
+	return use_handles;
 }
 
 void inode_fd_log_mode(void)
@@ -508,6 +518,7 @@ void inode_table_destroy(void)
 	size_t i;
 
 	reaper_stop_join();
+	inode_fh_destroy();
 	for (i = 0; i < table_size; i++) {
 		struct inode *n, *next;
 
@@ -650,11 +661,15 @@ static bool must_retire(struct inode *n, const struct stat *st)
 	if (!accelfs.opts.writeback || accelfs.opts.kernel_cache != KERNEL_CACHE_AUTO ||
 	    !S_ISREG(st->st_mode))
 		return false;
-	/* Data only: our own metadata changes (link, chmod, xattrs) move ctime. */
+	/* Data only: our own metadata changes (link, chmod, xattrs) move ctime.
+	 * But any change the watcher saw made outside (watch_inval.c): the
+	 * kernel would keep its ctime (and times) otherwise. */
 	pthread_mutex_lock(&n->lock);
-	retire = n->opens == 0 && n->stamp_valid &&
-		 (n->stamp_size != st->st_size || n->stamp_mtime.tv_sec != st->st_mtim.tv_sec ||
-		  n->stamp_mtime.tv_nsec != st->st_mtim.tv_nsec);
+	retire = n->opens == 0 &&
+		 ((n->stamp_valid && (n->stamp_size != st->st_size ||
+				      n->stamp_mtime.tv_sec != st->st_mtim.tv_sec ||
+				      n->stamp_mtime.tv_nsec != st->st_mtim.tv_nsec)) ||
+		  __atomic_exchange_n(&n->changed_outside, false, __ATOMIC_RELAXED));
 	pthread_mutex_unlock(&n->lock);
 	return retire;
 }
@@ -663,6 +678,7 @@ static void unlink_locked(struct inode *n)
 {
 	struct inode **pp = &table[slot_of(n->dev, n->ino, table_size)];
 
+	inode_fh_del(n);
 	for (; *pp; pp = &(*pp)->hnext) {
 		if (*pp == n) {
 			*pp = n->hnext;
@@ -696,6 +712,7 @@ static struct inode *insert_locked(int fd, const struct stat *st, const struct f
 	s = slot_of(n->dev, n->ino, table_size);
 	n->hnext = table[s];
 	table[s] = n;
+	inode_fh_add(n);
 	return n;
 }
 

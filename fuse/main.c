@@ -24,6 +24,7 @@
 
 #include "accelfs_i.h"
 #include "mountinfo.h"
+#include "watch.h"
 
 #define EXIT_RUNTIME 1
 
@@ -284,6 +285,9 @@ static void *shutdown_thread(void *arg)
 		return NULL;
 	log_msg(LOG_NOTICE, "signal %d: flushing and unmounting %s", c, accelfs.mountpoint_real);
 	shutdown_sync();
+	/* While the workers still serve: an invalidation of a file with dirty
+	 * pages makes the kernel write them back through us first. */
+	watch_stop();
 	fuse_session_exit(accelfs.se);
 	pthread_kill(main_thread, SIGUSR2);
 	return NULL;
@@ -390,7 +394,10 @@ static int prepare(void)
 	}
 	if (transport_choose(why, sizeof(why)))
 		return fail("%s", why);
-	return setup_backend() || setup_root() || setup_cache() ? -1 : 0;
+	if (setup_backend() || setup_root() || setup_cache())
+		return -1;
+	watch_setup(); /* never fails the mount: off at worst */
+	return 0;
 }
 
 static int run(void)
@@ -429,7 +436,9 @@ static int run(void)
 		log_msg(LOG_ERR, "cannot start the flusher: deferred writes wait for fsync/close");
 	if (ra_start())
 		log_msg(LOG_WARNING, "cannot start the prefetch engine: no read-ahead");
+	watch_start(); /* after daemonising: its pid is the one fanotify reports */
 	ret = serve(accelfs.se) < 0 ? EXIT_RUNTIME : 0;
+	watch_stop(); /* no notification may race the session's end */
 	ra_stop();
 	wb_stop();
 	log_msg(LOG_INFO, "unmounting %s", accelfs.mountpoint_real);
@@ -468,6 +477,7 @@ int main(int argc, char **argv)
 	umask(0); /* the kernel already applied the caller's umask to every mode */
 	log_init();
 	ret = prepare() ? EXIT_RUNTIME : run();
+	watch_stop();
 	ops_file_release_all();
 	ops_dir_release_all();
 	inode_table_destroy();

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "accelfs_i.h"
+#include "watch.h"
 
 #define ACCEL_MAX_WRITE (1U << 20) /* 256 pages: the kernel's default max_pages_limit */
 
@@ -72,6 +73,7 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	cache_io_describe(cache, sizeof(cache));
 	log_msg(LOG_INFO, "%s", cache);
 	inode_fd_log_mode();
+	watch_log();
 }
 
 void ops_features(char *buf, size_t len)

@@ -10,15 +10,16 @@
  * one lookup per entry for `ls -l` and `find -ls`.
  *
  * The kernel may keep a directory's listing across opens (FOPEN_CACHE_DIR
- * with FOPEN_KEEP_CACHE): we allow it while SOURCE's directory is unchanged
- * since the last open (size, mtime and ctime, the node's stamp). A change
- * made through the mount resets the kernel's copy by itself (it bumps the
- * directory's version); a change made in SOURCE shows at the next opendir.
- * Only with entry_timeout >= DIR_CACHE_MIN_ENTRY_TIMEOUT: a listing served
- * from the kernel's copy instantiates no names, so once they expire every
- * stat costs a LOOKUP where an uncached READDIRPLUS refreshed ~100 names per
- * request (find -ls of 15,000 entries 1.5 s after the last: 15,034 LOOKUPs
- * against 3,776 READDIR(PLUS) and 1,386 LOOKUPs uncached).
+ * with FOPEN_KEEP_CACHE). While a watcher runs, always: the kernel's own
+ * changes drop its copy, and the watcher drops it at a change made in
+ * SOURCE (watch_inval.c). Without one, while SOURCE's directory is unchanged
+ * since the last open (size, mtime and ctime, the node's stamp): a change
+ * made in SOURCE shows at the next opendir. Only with entry_timeout >=
+ * DIR_CACHE_MIN_ENTRY_TIMEOUT: a listing served from the kernel's copy
+ * instantiates no names, so once they expire every stat costs a LOOKUP
+ * where an uncached READDIRPLUS refreshed ~100 names per request (find -ls
+ * of 15,000 entries 1.5 s after the last: 15,034 LOOKUPs against 3,776
+ * READDIR(PLUS) and 1,386 LOOKUPs uncached).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +29,7 @@
 
 #include "accelfs_i.h"
 #include "creds.h"
+#include "watch.h"
 
 static inline struct dir_handle *dh_of(struct fuse_file_info *fi)
 {
@@ -46,14 +48,20 @@ static void dir_free(struct dir_handle *d)
 
 #define DIR_CACHE_MIN_ENTRY_TIMEOUT 10.0 /* seconds */
 
-/* Let the kernel keep the listing of @n across opens when SOURCE's directory
- * (open on @fd) is as it was at the last opendir; never with kernel_cache=never. */
+/* Let the kernel keep the listing of @n across opens while a watcher runs, or
+ * when SOURCE's directory (open on @fd) is as it was at the last opendir and
+ * names live long; never with kernel_cache=never. */
 static void dir_cache_policy(struct inode *n, int fd, struct fuse_file_info *fi)
 {
 	struct stat st;
 
-	if (accelfs.opts.kernel_cache == KERNEL_CACHE_NEVER ||
-	    accelfs.opts.entry_timeout < DIR_CACHE_MIN_ENTRY_TIMEOUT || fstat(fd, &st) < 0)
+	if (accelfs.opts.kernel_cache == KERNEL_CACHE_NEVER)
+		return;
+	if (watch_active()) {
+		fi->cache_readdir = fi->keep_cache = 1;
+		return;
+	}
+	if (accelfs.opts.entry_timeout < DIR_CACHE_MIN_ENTRY_TIMEOUT || fstat(fd, &st) < 0)
 		return;
 	fi->cache_readdir = 1;
 	pthread_mutex_lock(&n->lock);

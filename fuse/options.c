@@ -259,6 +259,8 @@ static int parse_keyed(struct accelfs_opts *o, const char *key, const char *val)
 
 	if (!d)
 		return 1;
+	if (d - opt_table < 64)
+		o->given |= 1ULL << (d - opt_table);
 	if (d->type == OPT_CUSTOM)
 		return d->parse(o, key, val);
 	ret = store(o, d, val);
@@ -428,6 +430,13 @@ int opts_parse(int argc, char **argv, struct accelfs_opts *o)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+bool opts_given(const struct accelfs_opts *o, const char *name)
+{
+	const struct opt_def *d = find_opt(name);
+
+	return d && d - opt_table < 64 && (o->given >> (d - opt_table) & 1);
 }
 
 void opts_free(struct accelfs_opts *o)

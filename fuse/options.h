@@ -27,6 +27,13 @@ enum fuse_transport {
 	FUSE_URING_ON,	 /* FUSE over io_uring, or refuse to start */
 };
 
+enum watch_mode {
+	WATCH_AUTO,	/* fanotify, else inotify, else off */
+	WATCH_FANOTIFY, /* fanotify on SOURCE's file system, else off */
+	WATCH_INOTIFY,	/* inotify on the directories and files looked up, else off */
+	WATCH_OFF,	/* no watcher: changes in SOURCE show after the timeouts */
+};
+
 struct accelfs_opts {
 	char *source;	  /* as given */
 	char *mountpoint; /* as given */
@@ -43,6 +50,8 @@ struct accelfs_opts {
 	double attr_timeout;
 	double entry_timeout;
 	double negative_timeout;
+	enum watch_mode watch; /* how changes made in SOURCE reach the kernel (fuse/watch.c) */
+	uint64_t given;	       /* bit i: opt_table[i] was set on the command line */
 	enum kernel_cache_mode kernel_cache;
 	bool writeback;		   /* kernel writeback cache */
 	unsigned int readahead_kb; /* the mount bdi's read-ahead (root only; 0: kernel's) */
@@ -85,6 +94,9 @@ struct accelfs_opts {
 int opts_parse(int argc, char **argv, struct accelfs_opts *opts);
 
 void opts_free(struct accelfs_opts *opts);
+
+/* Was option @name (a keyed -o option) set on the command line? */
+bool opts_given(const struct accelfs_opts *opts, const char *name);
 
 void opts_print_help(const char *prog);
 

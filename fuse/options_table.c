@@ -35,6 +35,11 @@ static const struct opt_word uring_words[] = {
 	{ "on", FUSE_URING_ON },
 	{ NULL, 0 },
 };
+static const struct opt_word watch_words[] = {
+	{ "auto", WATCH_AUTO },	  { "fanotify", WATCH_FANOTIFY },
+	{ "inotify", WATCH_INOTIFY }, { "off", WATCH_OFF },
+	{ NULL, 0 },
+};
 static const struct opt_word sync_words[] = { { "relaxed", 1 }, { "strict", 0 }, { NULL, 0 } };
 static const struct opt_word io_words[] = { { "direct", 1 }, { "buffered", 0 }, { NULL, 0 } };
 
@@ -63,12 +68,21 @@ const struct opt_def opt_table[] = {
 	{ "writeback", OPT_BOOL, O(writeback), .def = "on", .syntax = "on|off",
 	  .section = OPT_SEC_GENERAL, .help = "kernel writeback cache for writes" },
 	{ "attr_timeout", OPT_SECONDS, O(attr_timeout), .dmin = 0, .dmax = YEAR, .def = "1",
-	  .syntax = "S", .section = OPT_SEC_GENERAL, .help = "seconds attributes are cached" },
+	  .syntax = "S", .section = OPT_SEC_GENERAL,
+	  .help = "seconds attributes are cached (3600 when a\nwatcher is active and this is not set)" },
 	{ "entry_timeout", OPT_SECONDS, O(entry_timeout), .dmin = 0, .dmax = YEAR, .def = "1",
-	  .syntax = "S", .section = OPT_SEC_GENERAL, .help = "seconds names are cached" },
+	  .syntax = "S", .section = OPT_SEC_GENERAL,
+	  .help = "seconds names are cached (3600 when a watcher\nis active and this is not set)" },
 	{ "negative_timeout", OPT_SECONDS, O(negative_timeout), .dmin = 0, .dmax = YEAR,
 	  .def = "1", .syntax = "S", .section = OPT_SEC_GENERAL,
 	  .help = "seconds a missing name is cached" },
+	{ "watch", OPT_ENUM, O(watch), .words = watch_words, .def = "auto",
+	  .syntax = "auto|fanotify|inotify|off", .section = OPT_SEC_GENERAL,
+	  .help = "tell the kernel at once what changed in SOURCE\n"
+		  "behind the mount: fanotify on its file system\n"
+		  "(root, local SOURCE), fanotify if it can be had\n"
+		  "(auto), or no watcher (off; inotify: not yet\n"
+		  "implemented, means off)" },
 	{ "readahead_kb", OPT_UINT, O(readahead_kb), 0, 65536, .def = "1024", .syntax = "N",
 	  .section = OPT_SEC_GENERAL,
 	  .help = "the mount's kernel read-ahead in KiB (root only;\n0: the kernel's)" },

@@ -13,10 +13,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmd.h"
 #include "monstat.h"
+#include "mstate.h"
 #include "poolsnap.h"
 #include "util.h"
 
@@ -165,6 +167,37 @@ static bool wanted(const struct stat_opts *o, const struct pool_file_stats *f)
 	return !o->file || (f->dev == o->dev && f->ino == o->ino);
 }
 
+/* One mount's watcher (cache/mstate.h), for --json's "mounts" array. */
+static int json_mount(const struct mstate *m, void *arg)
+{
+	bool *first = arg;
+
+	printf("%s\n    {\"pid\": %u, \"mountpoint\": ", *first ? "" : ",", m->pid);
+	util_json_string(m->mountpoint);
+	printf(", \"source\": ");
+	util_json_string(m->source);
+	printf(", \"watch\": ");
+	util_json_string(m->watch);
+	printf(", \"watch_events\": %llu, \"watch_invalidations\": %llu, "
+	       "\"watch_overflows\": %llu}",
+	       ull(m->watch_events), ull(m->watch_invalidations), ull(m->watch_overflows));
+	*first = false;
+	return 0;
+}
+
+static const char *printable(const char *s, char *buf, size_t len);
+
+static int text_mount(const struct mstate *m, void *arg)
+{
+	char mnt[256];
+
+	(void)arg;
+	printf("  %7u %-8s %12llu %14llu %9llu  %s\n", m->pid, m->watch, ull(m->watch_events),
+	       ull(m->watch_invalidations), ull(m->watch_overflows),
+	       printable(m->mountpoint, mnt, sizeof(mnt)));
+	return 0;
+}
+
 static void print_json(const struct poolsnap *s, const struct stat_opts *o, const char *name)
 {
 	bool first = true;
@@ -178,6 +211,9 @@ static void print_json(const struct poolsnap *s, const struct stat_opts *o, cons
 		json_file(&s->files[i], first);
 		first = false;
 	}
+	printf("%s],\n  \"mounts\": [", first ? "" : "\n  ");
+	first = true;
+	mstate_foreach((unsigned int)geteuid(), json_mount, &first);
 	printf("%s]\n}\n", first ? "" : "\n  ");
 }
 
@@ -331,6 +367,10 @@ static void print_text(const struct poolsnap *s, const struct stat_opts *o, cons
 
 	text_pool_head(s, name);
 	text_pool_counters(s->st.c);
+	printf("\nMounts (watchers of every accelfs daemon visible to you)\n");
+	printf("  %7s %-8s %12s %14s %9s  %s\n", "PID", "WATCH", "EVENTS", "INVALIDATIONS",
+	       "OVERFLOWS", "MOUNTPOINT");
+	mstate_foreach((unsigned int)geteuid(), text_mount, NULL);
 	for (size_t i = 0; i < s->nfiles; i++)
 		n += wanted(o, &s->files[i]);
 	printf("\nFiles: %zu%s\n", n, o->file ? " (--file)" : "");

@@ -55,7 +55,8 @@
 	X(prefetch_submit)  \
 	X(prefetch_complete) \
 	X(readahead_plan)   \
-	X(deferred_flush)
+	X(deferred_flush)   \
+	X(watch_invalidate)
 
 #ifdef ACCEL_HAVE_SDT
 #define ACCEL_PROBE_EXTERN(name) extern unsigned short ACCEL_PROBE_SEMAPHORE(name);

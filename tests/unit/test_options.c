@@ -70,6 +70,38 @@ static void test_all_options(void)
 	opts_free(&o);
 }
 
+/* watch=: the words, the default, and which timeouts the user set (watch.c keeps those). */
+static void test_watch(void)
+{
+	struct accelfs_opts o;
+	const char *def[] = { "/s", "/m", NULL };
+	const char *off[] = { "/s", "/m", "-o", "watch=off,attr_timeout=1", NULL };
+	const char *fan[] = { "/s", "/m", "-o", "watch=fanotify", NULL };
+	const char *bad[] = { "/s", "/m", "-o", "watch=dnotify", NULL };
+	size_t n = 0;
+
+	CU_ASSERT_EQUAL_FATAL(parse(&o, def), 0);
+	CU_ASSERT_EQUAL(o.watch, WATCH_AUTO);
+	CU_ASSERT_FALSE(opts_given(&o, "attr_timeout"));
+	CU_ASSERT_FALSE(opts_given(&o, "watch"));
+	opts_free(&o);
+	CU_ASSERT_EQUAL_FATAL(parse(&o, off), 0);
+	CU_ASSERT_EQUAL(o.watch, WATCH_OFF);
+	CU_ASSERT_TRUE(opts_given(&o, "attr_timeout"));
+	CU_ASSERT_FALSE(opts_given(&o, "entry_timeout"));
+	CU_ASSERT_FALSE(opts_given(&o, "no_such_option"));
+	opts_free(&o);
+	CU_ASSERT_EQUAL_FATAL(parse(&o, fan), 0);
+	CU_ASSERT_EQUAL(o.watch, WATCH_FANOTIFY);
+	opts_free(&o);
+	CU_ASSERT_EQUAL(parse(&o, bad), -EINVAL);
+	opts_free(&o);
+	/* opts_given has a bit per table row */
+	while (opt_table[n].name)
+		n++;
+	CU_ASSERT(n <= 64);
+}
+
 static void test_fstab_words_ignored(void)
 {
 	struct accelfs_opts o;
@@ -266,6 +298,7 @@ int main(void)
 	CU_add_test(s, "defaults", test_defaults);
 	CU_add_test(s, "all options", test_all_options);
 	CU_add_test(s, "fstab words ignored", test_fstab_words_ignored);
+	CU_add_test(s, "watch and the timeouts given", test_watch);
 	CU_add_test(s, "bad input rejected", test_rejects);
 	CU_add_test(s, "deferred write and read-ahead options", test_writeback_options);
 	CU_add_test(s, "help and version", test_help_version);

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+/*
+ * watch.c - the watcher thread: one per mount, reading the kernel's change
+ * events about SOURCE and telling the FUSE kernel module what to forget
+ * (watch_inval.c), so names and attributes may be cached for an hour.
+ *
+ * Mode (-o watch=): fanotify where the daemon may (root, a local file system
+ * with file handles, which the inode table uses too), else off: today's
+ * short timeouts. A watcher that fails, at start or later, never fails the
+ * mount: it says so in one log line, the short timeouts apply again to what
+ * the kernel is told from then on, and what it cached with the long ones is
+ * invalidated once (watch_overflow).
+ *
+ * The thread also publishes the mount's state file (cache/mstate.h) for
+ * `accel stat`: at start, then whenever a counter moved, at most every
+ * PUBLISH_MS.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "mstate.h"
+#include "watch_i.h"
+
+#define PUBLISH_MS 200 /* counters reach accel stat within this */
+
+/* Set before the thread starts; only watch_failed() changes it later: atomic. */
+static enum watch_mode mode = WATCH_OFF;
+static int watch_fd = -1; /* the fanotify descriptor */
+static int stop_fd = -1;  /* eventfd: watch_stop() wakes the thread */
+static pthread_t thread;
+static bool running;
+static char why[256];		       /* why the mode is what it is, for the log */
+static double short_entry, short_attr; /* the timeouts without a watcher */
+
+const char *watch_mode_name(void)
+{
+	return __atomic_load_n(&mode, __ATOMIC_RELAXED) == WATCH_FANOTIFY ? "fanotify" : "off";
+}
+
+bool watch_active(void)
+{
+	return __atomic_load_n(&mode, __ATOMIC_RELAXED) != WATCH_OFF;
+}
+
+/* Raise the default timeouts: the watcher keeps long-cached names true. */
+static void long_timeouts(struct accelfs_opts *o)
+{
+	short_entry = o->entry_timeout;
+	short_attr = o->attr_timeout;
+	if (!opts_given(o, "entry_timeout"))
+		o->entry_timeout = WATCH_LONG_TIMEOUT;
+	if (!opts_given(o, "attr_timeout"))
+		o->attr_timeout = WATCH_LONG_TIMEOUT;
+}
+
+void watch_setup(void)
+{
+	struct accelfs_opts *o = &accelfs.opts;
+	int fd;
+
+	if (o->watch == WATCH_OFF) {
+		snprintf(why, sizeof(why), "watch=off");
+		return;
+	}
+	if (o->watch == WATCH_INOTIFY) {
+		snprintf(why, sizeof(why), "watch=inotify: not implemented yet");
+		return;
+	}
+	if (!inode_handles_used()) {
+		snprintf(why, sizeof(why), "inodes are not kept by file handle");
+		return;
+	}
+	fd = watch_fan_open(accelfs.source_real, why, sizeof(why));
+	if (fd < 0)
+		return;
+	watch_fd = fd;
+	mode = WATCH_FANOTIFY;
+	long_timeouts(o);
+}
+
+void watch_log(void)
+{
+	if (!watch_active())
+		log_msg(accelfs.opts.watch == WATCH_FANOTIFY || accelfs.opts.watch == WATCH_INOTIFY
+			    ? LOG_WARNING
+			    : LOG_INFO,
+			"watch: off (%s): changes made in SOURCE behind the mount show after "
+			"entry_timeout %gs / attr_timeout %gs",
+			why, accelfs.opts.entry_timeout, accelfs.opts.attr_timeout);
+	else
+		log_msg(LOG_INFO, "watch: %s%s%s; entry_timeout %gs, attr_timeout %gs",
+			watch_mode_name(), why[0] ? ": " : "", why, accelfs.opts.entry_timeout,
+			accelfs.opts.attr_timeout);
+}
+
+/* The watcher is gone: names and attributes told from now on expire as without one. */
+static void short_timeouts(void)
+{
+	__atomic_store(&accelfs.opts.entry_timeout, &short_entry, __ATOMIC_RELAXED);
+	__atomic_store(&accelfs.opts.attr_timeout, &short_attr, __ATOMIC_RELAXED);
+}
+
+/* The mount's state file: mode and counters (cache/mstate.h). */
+static void publish(struct mstate *m, bool force)
+{
+	uint64_t ev = __atomic_load_n(&watch_counters.events, __ATOMIC_RELAXED);
+	uint64_t inv = __atomic_load_n(&watch_counters.invalidations, __ATOMIC_RELAXED);
+	uint64_t ov = __atomic_load_n(&watch_counters.overflows, __ATOMIC_RELAXED);
+
+	if (!force && ev == m->watch_events && inv == m->watch_invalidations &&
+	    ov == m->watch_overflows)
+		return;
+	m->watch_events = ev;
+	m->watch_invalidations = inv;
+	m->watch_overflows = ov;
+	snprintf(m->watch, sizeof(m->watch), "%s", watch_mode_name());
+	mstate_write(m);
+}
+
+static void mstate_init(struct mstate *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->pid = (uint32_t)getpid();
+	snprintf(m->mountpoint, sizeof(m->mountpoint), "%s", accelfs.mountpoint_real);
+	snprintf(m->source, sizeof(m->source), "%s", accelfs.source_real);
+}
+
+/* The watcher failed while running: off from now on, and nothing cached trusted. */
+static void watch_failed(int err)
+{
+	log_msg(LOG_ERR, "watch: %s failed (%s): invalidating everything, now off",
+		watch_mode_name(), strerror(-err));
+	__atomic_store_n(&mode, WATCH_OFF, __ATOMIC_RELAXED);
+	short_timeouts();
+	watch_overflow();
+}
+
+static void *watch_main(void *arg)
+{
+	static struct mstate m; /* one thread; 8 KiB of paths */
+	struct pollfd p[2] = { { .fd = watch_fd, .events = POLLIN },
+			       { .fd = stop_fd, .events = POLLIN } };
+	pid_t self = getpid();
+	int ret;
+
+	(void)arg;
+	mstate_sweep(); /* files of daemons killed before they could remove theirs */
+	mstate_init(&m);
+	publish(&m, true);
+	for (;;) {
+		p[0].fd = mode == WATCH_OFF ? -1 : watch_fd;
+		/* off: nothing moves the counters, sleep until stopped */
+		ret = poll(p, 2, mode == WATCH_OFF ? -1 : PUBLISH_MS);
+		if (ret < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (p[0].revents && (ret = watch_fan_read(watch_fd, self)) < 0)
+			watch_failed(ret);
+		publish(&m, false);
+	}
+	return NULL;
+}
+
+int watch_start(void)
+{
+	stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (stop_fd < 0 || pthread_create(&thread, NULL, watch_main, NULL)) {
+		if (mode != WATCH_OFF) {
+			log_msg(LOG_ERR, "watch: cannot start the watcher thread: off");
+			short_timeouts(); /* before INIT: nothing was cached with the long ones */
+		}			  /* before INIT: nothing was cached with the long ones */
+		mode = WATCH_OFF;
+		return -EAGAIN;
+	}
+	running = true;
+	return 0;
+}
+
+void watch_stop(void)
+{
+	static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
+	uint64_t one = 1;
+
+	/* the shutdown thread and the end of the session loop may both come */
+	pthread_mutex_lock(&stop_lock);
+	if (running) {
+		(void)!write(stop_fd, &one, sizeof(one));
+		pthread_join(thread, NULL);
+		running = false;
+		mstate_remove((uint32_t)getpid());
+	}
+	if (stop_fd >= 0)
+		close(stop_fd);
+	if (watch_fd >= 0)
+		close(watch_fd);
+	stop_fd = watch_fd = -1;
+	pthread_mutex_unlock(&stop_lock);
+}
