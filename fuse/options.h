@@ -27,6 +27,13 @@ enum fuse_transport {
 	FUSE_URING_ON,	 /* FUSE over io_uring, or refuse to start */
 };
 
+enum passthrough_mode {
+	PASSTHROUGH_AUTO,   /* files that need nothing from the daemon, on mounts without the
+			     * writeback cache (fuse/passthrough.c) */
+	PASSTHROUGH_ALWAYS, /* every regular file the kernel accepts; no writeback cache */
+	PASSTHROUGH_NEVER,  /* every read and write through the daemon */
+};
+
 struct accelfs_opts {
 	char *source;	  /* as given */
 	char *mountpoint; /* as given */
@@ -45,6 +52,7 @@ struct accelfs_opts {
 	double negative_timeout;
 	enum kernel_cache_mode kernel_cache;
 	bool writeback;		   /* kernel writeback cache */
+	enum passthrough_mode passthrough; /* kernel passthrough (libfuse >= 3.16) */
 	unsigned int readahead_kb; /* the mount bdi's read-ahead (root only; 0: kernel's) */
 	unsigned int
 	    bdi_max_ratio; /* the mount bdi's share of the dirty limit, % (root; 0: kernel's) */

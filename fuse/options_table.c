@@ -35,6 +35,10 @@ static const struct opt_word uring_words[] = {
 	{ "on", FUSE_URING_ON },
 	{ NULL, 0 },
 };
+static const struct opt_word pt_words[] = {
+	{ "auto", PASSTHROUGH_AUTO }, { "always", PASSTHROUGH_ALWAYS },
+	{ "never", PASSTHROUGH_NEVER }, { NULL, 0 },
+};
 static const struct opt_word sync_words[] = { { "relaxed", 1 }, { "strict", 0 }, { NULL, 0 } };
 static const struct opt_word io_words[] = { { "direct", 1 }, { "buffered", 0 }, { NULL, 0 } };
 
@@ -62,6 +66,12 @@ const struct opt_def opt_table[] = {
 		  "it with direct I/O (never)" },
 	{ "writeback", OPT_BOOL, O(writeback), .def = "on", .syntax = "on|off",
 	  .section = OPT_SEC_GENERAL, .help = "kernel writeback cache for writes" },
+	{ "passthrough", OPT_ENUM, O(passthrough), .words = pt_words, .def = "auto",
+	  .syntax = "auto|always|never", .section = OPT_SEC_GENERAL,
+	  .help = "kernel passthrough of file data (libfuse >= 3.16,\n"
+		  "CAP_SYS_ADMIN): auto for files that need nothing of\n"
+		  "the daemon on mounts without the writeback cache;\n"
+		  "always (turns the writeback cache off); never" },
 	{ "attr_timeout", OPT_SECONDS, O(attr_timeout), .dmin = 0, .dmax = YEAR, .def = "1",
 	  .syntax = "S", .section = OPT_SEC_GENERAL, .help = "seconds attributes are cached" },
 	{ "entry_timeout", OPT_SECONDS, O(entry_timeout), .dmin = 0, .dmax = YEAR, .def = "1",
