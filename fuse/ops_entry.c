@@ -267,7 +267,10 @@ static int set_times(struct inode *n, int fd, const struct stat *attr, int valid
 	 * over these (ops_meta "NULL means now" after a futimens and a close) */
 	pthread_mutex_lock(&n->lock);
 	ret = set_times_now(n, fd, tv);
-	if (!ret && !stat_inode(n, &st)) {
+	/* a passthrough inode's handles are all passthrough (passthrough.c): no
+	 * write-back of ours follows, and the kernel's own writes after this
+	 * must move the mtime as on a local file system, so nothing is kept */
+	if (!ret && !n->pt_opens && !stat_inode(n, &st)) {
 		if (tv[0].tv_nsec != UTIME_OMIT)
 			tv[0] = st.st_atim;
 		if (tv[1].tv_nsec != UTIME_OMIT)
