@@ -22,6 +22,10 @@ command -v setpriv >/dev/null || skip "setpriv is missing (util-linux)"
 command -v setfattr >/dev/null || skip "setfattr is missing (attr)"
 [ -n "${SECOP:-}" ] || fail "SECOP is not set"
 USERS_GID=100 # a group nobody is not in: supplementary groups are added with setpriv
+if [ "${SEC_PASSTHROUGH:-0}" = 1 ]; then
+	"$ACCELFS" --version | grep -q -- +passthrough ||
+		skip "built without kernel passthrough: $("$ACCELFS" --version)"
+fi
 
 accel_tmpdir
 BASE=$ACCEL_TMP SRC=$ACCEL_TMP/src MNT=$ACCEL_TMP/mnt REF=$ACCEL_TMP/ref
