@@ -28,8 +28,8 @@ enum fuse_transport {
 };
 
 enum passthrough_mode {
-	PASSTHROUGH_AUTO,   /* files that need nothing from the daemon, on mounts without the
-			     * writeback cache (fuse/passthrough.c) */
+	PASSTHROUGH_AUTO,   /* files that need nothing from the daemon, on writeback=off
+			     * mounts with the page cache (fuse/passthrough.c) */
 	PASSTHROUGH_ALWAYS, /* every regular file the kernel accepts; no writeback cache */
 	PASSTHROUGH_NEVER,  /* every read and write through the daemon */
 };

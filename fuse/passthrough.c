@@ -9,8 +9,9 @@
  * The kernel's rules, and how they are kept:
  * - FUSE_PASSTHROUGH and the writeback cache exclude each other for the
  *   whole connection (fs/fuse/inode.c). passthrough=auto asks for it only on
- *   mounts without the writeback cache; passthrough=always turns the
- *   writeback cache off.
+ *   mounts without the writeback cache and with the kernel page cache
+ *   (kernel_cache=never asks for every access to reach the daemon);
+ *   passthrough=always turns the writeback cache off.
  * - An inode is either in passthrough mode or in cached mode, never both
  *   (fs/fuse/iomode.c: a conflicting open fails with EIO), and all its
  *   passthrough opens share one backing file. So the first open of an inode
@@ -114,7 +115,10 @@ void passthrough_init(struct fuse_conn_info *conn, bool writeback_cache)
 
 	accelfs.passthrough = false;
 #ifdef ACCEL_HAVE_PASSTHROUGH
-	if (m == PASSTHROUGH_NEVER || (m == PASSTHROUGH_AUTO && writeback_cache))
+	/* kernel_cache=never asks for every access to reach the daemon */
+	if (m == PASSTHROUGH_NEVER ||
+	    (m == PASSTHROUGH_AUTO &&
+	     (writeback_cache || accelfs.opts.kernel_cache == KERNEL_CACHE_NEVER)))
 		return;
 	if (!(conn->capable & FUSE_CAP_PASSTHROUGH)) {
 		if (m == PASSTHROUGH_ALWAYS)

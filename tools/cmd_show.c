@@ -145,10 +145,10 @@ static void text_passthrough(const struct show_file *f)
 		printf("never: every open is served by the daemon\n");
 	else if (!strcmp(v, "always"))
 		printf("yes on mounts that negotiated passthrough (passthrough=auto\n"
-		       "                    or always, no writeback cache)\n");
+		       "                    with writeback=off, or always)\n");
 	else if (!strcmp(v, "auto"))
-		printf("yes on mounts with passthrough=always, or =auto without the\n"
-		       "                    writeback cache whose deferred_write and sync do not\n"
+		printf("yes on mounts with passthrough=always, or =auto with\n"
+		       "                    writeback=off whose deferred_write and sync do not\n"
 		       "                    apply (deferred_write=off or cache=off, sync=strict)\n");
 	else if (why)
 		printf("no under passthrough=auto (%s asks for the daemon); yes\n"
