@@ -133,7 +133,9 @@ int tuning_parse(enum tuning_key k, const char *in, char *out)
 		return parse_word(in, sync, out);
 	case TUNING_PASSTHROUGH:
 		/* on/off are spellings of always/never: one stored form each */
-		return parse_word(!strcmp(in, "on") ? "always" : !strcmp(in, "off") ? "never" : in,
+		return parse_word(!strcmp(in, "on")    ? "always"
+				  : !strcmp(in, "off") ? "never"
+						       : in,
 				  pt, out);
 	case TUNING_READAHEAD_MAX:
 		ret = tuning_parse_size(in, &v);
@@ -197,7 +199,7 @@ static int read_pt(int fd)
 
 	if (!read_canon(fd, TUNING_PASSTHROUGH, c))
 		return TUNING_PT_AUTO;
-	return !strcmp(c, "always") ? TUNING_PT_ALWAYS
+	return !strcmp(c, "always")  ? TUNING_PT_ALWAYS
 	       : !strcmp(c, "never") ? TUNING_PT_NEVER
 				     : TUNING_PT_AUTO;
 }

@@ -48,8 +48,9 @@
 #define ACCEL_HAVE_KILLPRIV_V2 1 /* FUSE_CAP_HANDLE_KILLPRIV_V2, fi->kill_suidgid */
 #define ACCEL_HAVE_FUSE_URING 1	 /* FUSE_CAP_OVER_IO_URING, -o io_uring */
 #endif
-#ifdef FUSE_CAP_PASSTHROUGH		/* libfuse >= 3.16 */
-#define ACCEL_HAVE_PASSTHROUGH 1 /* fuse_passthrough_open, fi->backing_id */
+/* libfuse >= 3.16: fuse_passthrough_open, fi->backing_id */
+#ifdef FUSE_CAP_PASSTHROUGH
+#define ACCEL_HAVE_PASSTHROUGH 1
 #endif
 
 #include "backend.h"
@@ -129,7 +130,8 @@ struct open_file {
 	uint64_t ra_max;  /* read-ahead limit (readahead_max, or the file's attribute) */
 	int rmw_fd;	  /* O_NOATIME reader for read-modify-write, -1: none (yet) */
 	bool rmw_tried;
-	bool passthrough;  /* the kernel does its I/O (passthrough.c); immutable after open */
+	/* the kernel does its I/O (passthrough.c); immutable after open */
+	bool passthrough;
 	unsigned int busy; /* open file list lock: walkers using it outside the lock */
 };
 
@@ -148,7 +150,8 @@ struct accelfs {
 	bool dont_mask;	  /* FUSE_DONT_MASK negotiated: we apply the umask */
 	bool killpriv_v2; /* FUSE_HANDLE_KILLPRIV_V2 negotiated (see killpriv.c) */
 	bool uring_wanted; /* FUSE over io_uring asked of libfuse (transport.c) */
-	bool passthrough;  /* FUSE_PASSTHROUGH asked at INIT (passthrough.c) */
+	/* FUSE_PASSTHROUGH asked at INIT (passthrough.c) */
+	bool passthrough;
 	struct fuse_session *se;
 };
 

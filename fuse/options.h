@@ -52,7 +52,8 @@ struct accelfs_opts {
 	double negative_timeout;
 	enum kernel_cache_mode kernel_cache;
 	bool writeback;		   /* kernel writeback cache */
-	enum passthrough_mode passthrough; /* kernel passthrough (libfuse >= 3.16) */
+	/* kernel passthrough (libfuse >= 3.16) */
+	enum passthrough_mode passthrough;
 	unsigned int readahead_kb; /* the mount bdi's read-ahead (root only; 0: kernel's) */
 	unsigned int
 	    bdi_max_ratio; /* the mount bdi's share of the dirty limit, % (root; 0: kernel's) */

@@ -36,8 +36,10 @@ static const struct opt_word uring_words[] = {
 	{ NULL, 0 },
 };
 static const struct opt_word pt_words[] = {
-	{ "auto", PASSTHROUGH_AUTO }, { "always", PASSTHROUGH_ALWAYS },
-	{ "never", PASSTHROUGH_NEVER }, { NULL, 0 },
+	{ "auto", PASSTHROUGH_AUTO },
+	{ "always", PASSTHROUGH_ALWAYS },
+	{ "never", PASSTHROUGH_NEVER },
+	{ NULL, 0 },
 };
 static const struct opt_word sync_words[] = { { "relaxed", 1 }, { "strict", 0 }, { NULL, 0 } };
 static const struct opt_word io_words[] = { { "direct", 1 }, { "buffered", 0 }, { NULL, 0 } };

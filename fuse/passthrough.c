@@ -229,7 +229,8 @@ int passthrough_check(char *why, size_t len)
 {
 #ifndef ACCEL_HAVE_PASSTHROUGH
 	if (accelfs.opts.passthrough == PASSTHROUGH_ALWAYS) {
-		snprintf(why, len, "passthrough=always needs libfuse >= 3.16 (accelfs is built with %s)",
+		snprintf(why, len,
+			 "passthrough=always needs libfuse >= 3.16 (accelfs is built with %s)",
 			 fuse_pkgversion());
 		return -1;
 	}

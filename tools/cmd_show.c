@@ -147,15 +147,18 @@ static void text_passthrough(const struct show_file *f)
 		printf("yes on mounts that negotiated passthrough (passthrough=auto\n"
 		       "                    with writeback=off, or always)\n");
 	else if (!strcmp(v, "auto"))
-		printf("yes on mounts with passthrough=always, or =auto with\n"
-		       "                    writeback=off whose deferred_write and sync do not\n"
-		       "                    apply (deferred_write=off or cache=off, sync=strict)\n");
+		printf(
+		    "yes on mounts with passthrough=always, or =auto with\n"
+		    "                    writeback=off whose deferred_write and sync do not\n"
+		    "                    apply (deferred_write=off or cache=off, sync=strict)\n");
 	else if (why)
 		printf("no under passthrough=auto (%s asks for the daemon); yes\n"
-		       "                    under passthrough=always\n", why);
+		       "                    under passthrough=always\n",
+		       why);
 	else
 		printf("%s\n", f->regular ? "unknown (the file cannot be opened to read its "
-					    "attributes)" : "no (not a regular file)");
+					    "attributes)"
+					  : "no (not a regular file)");
 }
 
 /* Fill @f for @f->path. 0, or -errno if the file cannot be looked at. */

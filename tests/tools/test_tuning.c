@@ -87,7 +87,8 @@ static void test_passthrough(void)
 {
 	char out[TUNING_VALUE_LEN];
 	struct tuning_values t = { -1, -1, -1, -1, -1, TUNING_PT_AUTO, -1 }, u;
-	struct tuning_mount plain = { false, false }, defer = { true, false }, relax = { false, true };
+	struct tuning_mount plain = { false, false }, defer = { true, false },
+			    relax = { false, true };
 
 	CU_ASSERT_STRING_EQUAL(parsed(TUNING_PASSTHROUGH, "on"), "always");
 	CU_ASSERT_STRING_EQUAL(parsed(TUNING_PASSTHROUGH, "off"), "never");
