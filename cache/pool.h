@@ -381,6 +381,9 @@ void pool_file_slot(const struct pool_file *pf, uint32_t *slot, uint32_t *gen);
 /* Add @n to counter @c of the file and of the pool (for callers' own I/O). */
 void pool_count(struct pool_file *pf, uint64_t bucket, enum pool_counter c, uint64_t n);
 
+/* Add @n to pool-wide counter @c (events of no file, such as passthrough opens). */
+void pool_count_pool(struct pool *pool, enum pool_counter c, uint64_t n);
+
 /* Recompute residency counts after crash recovery; normally automatic. */
 int pool_recount(struct pool *pool);
 

@@ -160,7 +160,8 @@
 #include <stdint.h>
 
 #define POOL_MAGIC 0x31424c4643434158ULL /* "XACCFLB1" little-endian */
-#define POOL_LAYOUT_VERSION 5U /* 5: file handle in the slot, dirty_recovered */
+#define POOL_LAYOUT_VERSION 5U /* 4: lock_timeouts; 5: file handle in the slot, dirty_recovered,
+				* passthrough counters */
 #define POOL_ENDIAN_TAG 0x01020304U
 #define POOL_NONE UINT32_MAX		  /* "no index" in chains and descriptors */
 #define POOL_PATH_LEN 64		  /* bytes of path kept per file, NUL included */
@@ -203,6 +204,8 @@ enum pool_counter {
 	POOL_C_DIRTY_LOST,		    /* dirty buffers dropped: their file is not provably the same */
 	POOL_C_DIRTY_RECOVERED,		    /* dirty buffers of a dead owner written back (I9) */
 	POOL_C_LOCK_TIMEOUTS,		    /* lock waits given up after SHM_LOCK_WAIT_NS */
+	POOL_C_PT_OPENS,		    /* opens handed to kernel passthrough */
+	POOL_C_PT_FALLBACKS,		    /* ... that passthrough refused: served by a daemon */
 	POOL_C_POOL_MAX,
 };
 

@@ -39,6 +39,8 @@ static const char *const counter_names[POOL_C_POOL_MAX] = {
 	[POOL_C_DIRTY_LOST] = "dirty_lost",
 	[POOL_C_DIRTY_RECOVERED] = "dirty_recovered",
 	[POOL_C_LOCK_TIMEOUTS] = "lock_timeouts",
+	[POOL_C_PT_OPENS] = "opens_passthrough",
+	[POOL_C_PT_FALLBACKS] = "passthrough_fallbacks",
 };
 
 const char *pool_counter_name(enum pool_counter c)
@@ -49,6 +51,17 @@ const char *pool_counter_name(enum pool_counter c)
 void pool_count_shard(struct pool *pool, uint32_t s, enum pool_counter c, uint64_t n)
 {
 	ADD(&pool->shards[s].c[c], n);
+}
+
+void pool_count_pool(struct pool *pool, enum pool_counter c, uint64_t n)
+{
+	static __thread uint32_t spread; /* threads of a daemon start on different shards */
+
+	if ((unsigned int)c >= POOL_C_POOL_MAX || pool->readonly || pool_is_broken(pool))
+		return;
+	if (!spread)
+		spread = (uint32_t)(uintptr_t)&spread >> 12 | 1;
+	pool_count_shard(pool, spread % pool->nshards, c, n);
 }
 
 void pool_count(struct pool_file *pf, uint64_t bucket, enum pool_counter c, uint64_t n)

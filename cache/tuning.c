@@ -20,12 +20,14 @@ static const struct tuning_attr attrs[TUNING_N] = {
 				    "N (0..268435456), all or default", false },
 	[TUNING_LOCAL_BUFFERS] = { "local_buffers", "local-buffers", "N (0..1024) or default",
 				   false },
-	[TUNING_STATS] = { "stats", "stats", "on, off or default", true },
+	[TUNING_STATS] = { "stats", "stats", "on, off or default", false },
 	[TUNING_DEFERRED_WRITE] = { "deferred_write", "deferred-write", "on, off or default",
 				    false },
 	[TUNING_SYNC] = { "sync", "sync", "strict, relaxed or default", false },
 	[TUNING_READAHEAD_MAX] = { "readahead_max", "readahead-max",
 				   "SIZE (0..1G, suffix K, M or G) or default", false },
+	[TUNING_PASSTHROUGH] = { "passthrough", "passthrough",
+				 "auto, always, never (on, off) or default", false },
 };
 
 const struct tuning_attr *tuning_attr(enum tuning_key k)
@@ -108,6 +110,7 @@ int tuning_parse(enum tuning_key k, const char *in, char *out)
 {
 	static const char *const onoff[] = { "on", "off", NULL };
 	static const char *const sync[] = { "strict", "relaxed", NULL };
+	static const char *const pt[] = { "auto", "always", "never", NULL };
 	uint64_t v;
 	int ret;
 
@@ -128,6 +131,12 @@ int tuning_parse(enum tuning_key k, const char *in, char *out)
 		return parse_word(in, onoff, out);
 	case TUNING_SYNC:
 		return parse_word(in, sync, out);
+	case TUNING_PASSTHROUGH:
+		/* on/off are spellings of always/never: one stored form each */
+		return parse_word(!strcmp(in, "on")    ? "always"
+				  : !strcmp(in, "off") ? "never"
+						       : in,
+				  pt, out);
 	case TUNING_READAHEAD_MAX:
 		ret = tuning_parse_size(in, &v);
 		if (!ret && v > TUNING_READAHEAD_LIMIT)
@@ -184,12 +193,23 @@ static int read_word(int fd, enum tuning_key k, const char *yes)
 	return read_canon(fd, k, c) ? !strcmp(c, yes) : -1;
 }
 
+static int read_pt(int fd)
+{
+	char c[TUNING_VALUE_LEN];
+
+	if (!read_canon(fd, TUNING_PASSTHROUGH, c))
+		return TUNING_PT_AUTO;
+	return !strcmp(c, "always")  ? TUNING_PT_ALWAYS
+	       : !strcmp(c, "never") ? TUNING_PT_NEVER
+				     : TUNING_PT_AUTO;
+}
+
 void tuning_read_fd(int fd, struct tuning_values *t)
 {
 	char names[1024];
 	ssize_t len = flistxattr(fd, names, sizeof(names));
 
-	*t = (struct tuning_values){ -1, -1, -1, -1, -1 };
+	*t = (struct tuning_values){ -1, -1, -1, -1, -1, TUNING_PT_AUTO, -1 };
 	/* most files have no tuning: one call decides (ERANGE: many attributes, look) */
 	if ((len < 0 && errno != ERANGE) || len == 0 ||
 	    (len > 0 && !memmem(names, (size_t)len, TUNING_PREFIX, sizeof(TUNING_PREFIX) - 1)))
@@ -199,6 +219,25 @@ void tuning_read_fd(int fd, struct tuning_values *t)
 	t->deferred_write = read_word(fd, TUNING_DEFERRED_WRITE, "on");
 	t->sync_relaxed = read_word(fd, TUNING_SYNC, "relaxed");
 	t->readahead_max = read_number(fd, TUNING_READAHEAD_MAX);
+	t->stats = read_word(fd, TUNING_STATS, "on");
+	t->passthrough = read_pt(fd);
+}
+
+const char *tuning_passthrough_need(const struct tuning_values *t, const struct tuning_mount *m)
+{
+	if (t->deferred_write == 1 || (t->deferred_write < 0 && m && m->deferred_write))
+		return "deferred_write";
+	if (t->sync_relaxed == 1 || (t->sync_relaxed < 0 && m && m->sync_relaxed))
+		return "sync=relaxed";
+	if (t->global_buffers > 0)
+		return "global_buffers";
+	if (t->local_buffers > 0)
+		return "local_buffers";
+	if (t->stats == 1)
+		return "stats";
+	if (t->readahead_max > 0)
+		return "readahead_max";
+	return NULL;
 }
 
 int tuning_get(const char *path, enum tuning_key k, char *val)

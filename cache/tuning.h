@@ -8,10 +8,12 @@
  *
  * Stored forms: global_buffers "all" or decimal 0..2^28; local_buffers
  * decimal 0..1024; stats and deferred_write "on"/"off"; sync
- * "strict"/"relaxed"; readahead_max decimal bytes 0..1 GiB. An absent
+ * "strict"/"relaxed"; readahead_max decimal bytes 0..1 GiB; passthrough
+ * "auto"/"always"/"never" (accel set also takes on = always, off = never). An absent
  * attribute means "the mount's default". The daemon accepts exactly what
  * tuning_parse() accepts (suffixed sizes included) and ignores anything
- * else; stats is stored and shown only (the pool always counts).
+ * else. The pool always counts; stats=on asks for the daemon to see the
+ * file's I/O, so it keeps the file off kernel passthrough (passthrough=auto).
  *
  * Sizes everywhere (mount options, accel set, accel sysgen, FDL files) have
  * one grammar, tuning_parse_size(): decimal digits, then optionally K, M, G
@@ -37,6 +39,7 @@ enum tuning_key {
 	TUNING_DEFERRED_WRITE,
 	TUNING_SYNC,
 	TUNING_READAHEAD_MAX,
+	TUNING_PASSTHROUGH,
 	TUNING_N,
 };
 
@@ -71,7 +74,29 @@ struct tuning_values {
 	int deferred_write; /* 1 on, 0 off, -1 not set */
 	int sync_relaxed;   /* 1 relaxed, 0 strict, -1 not set */
 	int64_t readahead_max;
+	int passthrough; /* TUNING_PT_* below, TUNING_PT_AUTO when not set */
+	int stats;	 /* 1 on, 0 off, -1 not set */
 };
+
+/* The passthrough attribute's values. */
+enum { TUNING_PT_AUTO, TUNING_PT_ALWAYS, TUNING_PT_NEVER };
+
+/* The mount's defaults the passthrough rule needs (fuse/passthrough.c fills them). */
+struct tuning_mount {
+	bool deferred_write; /* deferred_write=on and the pool in use */
+	bool sync_relaxed;   /* sync=relaxed */
+};
+
+/*
+ * tuning_passthrough_need - the rule of passthrough=auto, defined once for
+ * the daemon and accel show: what file @t needs from the daemon, so that its
+ * opens stay on the daemon path, as a short reason ("deferred_write",
+ * "sync=relaxed", "global_buffers", "local_buffers", "stats",
+ * "readahead_max"); NULL when it needs nothing and may go to the kernel.
+ * @m: the mount's defaults, NULL when unknown (accel show: attributes only).
+ * The attribute itself is not consulted here (always/never decide alone).
+ */
+const char *tuning_passthrough_need(const struct tuning_values *t, const struct tuning_mount *m);
 
 /*
  * tuning_read_fd - the daemon's reader: every valid tuning attribute of the

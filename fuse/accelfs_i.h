@@ -48,6 +48,10 @@
 #define ACCEL_HAVE_KILLPRIV_V2 1 /* FUSE_CAP_HANDLE_KILLPRIV_V2, fi->kill_suidgid */
 #define ACCEL_HAVE_FUSE_URING 1	 /* FUSE_CAP_OVER_IO_URING, -o io_uring */
 #endif
+/* libfuse >= 3.16: fuse_passthrough_open, fi->backing_id */
+#ifdef FUSE_CAP_PASSTHROUGH
+#define ACCEL_HAVE_PASSTHROUGH 1
+#endif
 
 #include "backend.h"
 #include "options.h"
@@ -93,6 +97,9 @@ struct inode {
 	 * times_apply), since writing SOURCE moves its mtime. */
 	struct timespec times[2];
 	bool times_pending; /* also read without the lock as a hint */
+	/* Kernel passthrough (passthrough.c): the inode's handles are all on one path. */
+	unsigned int pt_opens; /* of opens, those in passthrough mode */
+	int pt_backing_id;     /* the kernel's backing file id while pt_opens > 0, else 0 */
 
 	/* Deferred write (writeback.c): this daemon's dirty bytes of the file. */
 	pthread_mutex_t wb_lock; /* serialises deferrals, flushes and write-throughs of the file */
@@ -127,6 +134,8 @@ struct open_file {
 	uint64_t ra_max;  /* read-ahead limit (readahead_max, or the file's attribute) */
 	int rmw_fd;	  /* O_NOATIME reader for read-modify-write, -1: none (yet) */
 	bool rmw_tried;
+	/* the kernel does its I/O (passthrough.c); immutable after open */
+	bool passthrough;
 	unsigned int busy; /* open file list lock: walkers using it outside the lock */
 };
 
@@ -145,6 +154,8 @@ struct accelfs {
 	bool dont_mask;	  /* FUSE_DONT_MASK negotiated: we apply the umask */
 	bool killpriv_v2; /* FUSE_HANDLE_KILLPRIV_V2 negotiated (see killpriv.c) */
 	bool uring_wanted; /* FUSE over io_uring asked of libfuse (transport.c) */
+	/* FUSE_PASSTHROUGH asked at INIT (passthrough.c) */
+	bool passthrough;
 	struct fuse_session *se;
 };
 
@@ -205,6 +216,18 @@ int xattr_caps_kill(struct inode *n, int fd);
 int transport_choose(char *why, size_t len);
 const char *transport_fuse_opt(void);
 const char *transport_describe(const struct fuse_conn_info *conn);
+/* passthrough.c: per-file kernel passthrough (see there) */
+struct tuning_values;
+void passthrough_init(struct fuse_conn_info *conn, bool writeback_cache);
+bool passthrough_wanted(const struct inode *n, const struct tuning_values *t);
+/* Under inode->lock, before the open is counted in n->opens: 1 passthrough, 0 not. */
+int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
+			    struct fuse_file_info *fi);
+/* Under inode->lock: the backing id to close now (the inode's last passthrough handle), or 0. */
+int passthrough_release_locked(struct open_file *of);
+void passthrough_close(fuse_req_t req, int backing_id);
+/* Before mounting: -1 with the reason in @why if the options ask what this build lacks. */
+int passthrough_check(char *why, size_t len);
 /* ops.c: the optional features this build has, "+name -name ..." (accelfs --version) */
 void ops_features(char *buf, size_t len);
 
@@ -237,7 +260,10 @@ void cache_io_shutdown(void);
 void cache_io_abandon(void);
 const char *cache_io_pool_name(void);
 void cache_io_describe(char *buf, size_t len);
-int cache_io_open(struct open_file *of, const struct stat *st);
+/* @t: the file's tuning if already read, else NULL */
+int cache_io_open(struct open_file *of, const struct stat *st, const struct tuning_values *t);
+/* Count an open the rule sent to passthrough: @ok, or served by the daemon (a fallback). */
+void cache_io_count_passthrough(bool ok);
 void cache_io_close(struct open_file *of);
 ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off);
 struct pool *cache_io_pool(void);

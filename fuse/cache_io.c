@@ -140,12 +140,15 @@ struct file_tuning {
 	uint64_t ra_max;    /* read-ahead limit in bytes */
 };
 
-/* The file's tuning attributes (cache/tuning.h) over the mount's defaults. */
-static void file_tuning(int fd, struct file_tuning *t)
+/* The file's tuning attributes (cache/tuning.h; @read: already read) over the mount's defaults. */
+static void file_tuning(int fd, const struct tuning_values *read, struct file_tuning *t)
 {
 	struct tuning_values v;
 
-	tuning_read_fd(fd, &v);
+	if (read)
+		v = *read;
+	else
+		tuning_read_fd(fd, &v);
 	*t = (struct file_tuning){
 		.quota = v.global_buffers >= 0 ? (uint32_t)v.global_buffers : 0,
 		.nlocal = v.local_buffers >= 0 ? (uint32_t)v.local_buffers
@@ -215,7 +218,7 @@ static void open_direct(struct open_file *of)
 			accelfs.source_real, strerror(errno));
 }
 
-int cache_io_open(struct open_file *of, const struct stat *st)
+int cache_io_open(struct open_file *of, const struct stat *st, const struct tuning_values *tv)
 {
 	char proc[PROC_FD_LEN], path[POOL_PATH_LEN];
 	struct file_tuning t;
@@ -225,8 +228,8 @@ int cache_io_open(struct open_file *of, const struct stat *st)
 	of->stream = NULL;
 	of->dfd = -1;
 	of->rmw_fd = -1;
-	if (!pool || !S_ISREG(st->st_mode))
-		return 0;
+	if (!pool || !S_ISREG(st->st_mode) || of->passthrough)
+		return 0; /* passthrough: the kernel does the I/O, nothing to cache or defer */
 	pool_watch();
 	if (pool_broken(pool))
 		return 0; /* detached: SOURCE only */
@@ -235,7 +238,7 @@ int cache_io_open(struct open_file *of, const struct stat *st)
 	/* with the daemon's credentials (after creds_leave): it may open by handle */
 	pool_recover_file(pool, &of->id, wb_recover_log, NULL);
 	of->known_size = of->id.size;
-	file_tuning(of->fd, &t);
+	file_tuning(of->fd, tv, &t);
 	len = readlink(proc_fd_path(of->fd, proc), path, sizeof(path) - 1);
 	path[len > 0 ? len : 0] = '\0';
 	ret = stream_open(pool, &of->id, path, t.quota, t.nlocal, &of->stream);
@@ -255,6 +258,12 @@ int cache_io_open(struct open_file *of, const struct stat *st)
 struct pool *cache_io_pool(void)
 {
 	return pool;
+}
+
+void cache_io_count_passthrough(bool ok)
+{
+	if (pool && !pool_broken(pool))
+		pool_count_pool(pool, ok ? POOL_C_PT_OPENS : POOL_C_PT_FALLBACKS, 1);
 }
 
 void cache_io_close(struct open_file *of)

@@ -392,7 +392,7 @@ static int prepare(void)
 			o->default_permissions = true;
 		}
 	}
-	if (transport_choose(why, sizeof(why)))
+	if (transport_choose(why, sizeof(why)) || passthrough_check(why, sizeof(why)))
 		return fail("%s", why);
 	if (setup_backend() || setup_root() || setup_cache())
 		return -1;

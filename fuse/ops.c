@@ -20,10 +20,14 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 
 	(void)userdata;
 	/* Writeback makes the kernel the owner of mtime and size; direct I/O
-	 * (kernel_cache=never) would leave them stale, so never mix the two. */
-	if (accelfs.opts.writeback && !accelfs.opts.read_only &&
-	    accelfs.opts.kernel_cache != KERNEL_CACHE_NEVER &&
-	    (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+	 * (kernel_cache=never) would leave them stale, so never mix the two.
+	 * The kernel refuses passthrough beside it (passthrough.c). */
+	bool wb = accelfs.opts.writeback && !accelfs.opts.read_only &&
+		  accelfs.opts.kernel_cache != KERNEL_CACHE_NEVER &&
+		  (conn->capable & FUSE_CAP_WRITEBACK_CACHE);
+
+	passthrough_init(conn, wb);
+	if (wb && !accelfs.passthrough)
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	else {
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
@@ -64,9 +68,9 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	conn->congestion_threshold = 48;
 	conn->time_gran = 1;
 	log_msg(LOG_INFO, "mounted %s: requests through %s, backend %s, writeback cache %s, "
-		"kernel_cache %s",
+		"passthrough %s, kernel_cache %s",
 		accelfs.source_real, transport_describe(conn), backend_kind_name(backend_active()),
-		accelfs.opts.writeback ? "on" : "off",
+		accelfs.opts.writeback ? "on" : "off", accelfs.passthrough ? "on" : "off",
 		accelfs.opts.kernel_cache == KERNEL_CACHE_AUTO	   ? "auto"
 		: accelfs.opts.kernel_cache == KERNEL_CACHE_ALWAYS ? "always"
 								   : "never");
@@ -88,7 +92,12 @@ void ops_features(char *buf, size_t len)
 #else
 	const char *mm = "-direct_io_allow_mmap";
 #endif
-	snprintf(buf, len, "%s %s", kp, mm);
+#ifdef ACCEL_HAVE_PASSTHROUGH
+	const char *pt = "+passthrough";
+#else
+	const char *pt = "-passthrough";
+#endif
+	snprintf(buf, len, "%s %s %s", kp, mm, pt);
 }
 
 void ops_fill(struct fuse_lowlevel_ops *ops)

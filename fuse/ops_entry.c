@@ -269,8 +269,11 @@ static int set_times(struct inode *n, int fd, const struct stat *attr, int valid
 	ret = set_times_now(n, fd, tv);
 	/* opens again under the lock: a last release since the hint cleared
 	 * what is kept, and nothing is written back after it (handle_new drops
-	 * what a racing keep leaves anyway) */
-	if (!ret && n->opens && !stat_inode(n, &st)) {
+	 * what a racing keep leaves anyway). A passthrough inode's handles are
+	 * all passthrough (passthrough.c): no write-back of ours follows, and
+	 * the kernel's own writes after this must move the mtime as on a local
+	 * file system, so nothing is kept either. */
+	if (!ret && n->opens && !n->pt_opens && !stat_inode(n, &st)) {
 		if (tv[0].tv_nsec != UTIME_OMIT)
 			tv[0] = st.st_atim;
 		if (tv[1].tv_nsec != UTIME_OMIT)

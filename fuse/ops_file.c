@@ -23,6 +23,7 @@
 
 #include "accelfs_i.h"
 #include "creds.h"
+#include "tuning.h"
 
 #define SCRATCH_MIN (1U << 20)
 
@@ -154,9 +155,14 @@ static struct handle_link open_files; /* list head */
 static pthread_mutex_t open_files_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t open_files_idle = PTHREAD_COND_INITIALIZER; /* a handle's busy fell */
 
-static void handle_free(struct open_file *of)
+/*
+ * Free @of; returns the kernel backing id to close now (its inode's last
+ * passthrough handle: passthrough_close, which needs a request) or 0.
+ */
+static int handle_free(struct open_file *of)
 {
 	struct inode *n = of->inode;
+	int backing_id;
 
 	/* deferred bytes first: their write-back would move the mtime set next */
 	if (__atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
@@ -166,6 +172,7 @@ static void handle_free(struct open_file *of)
 	/* nothing is written back after the last close */
 	if (__atomic_sub_fetch(&n->opens, 1, __ATOMIC_RELAXED) == 0)
 		__atomic_store_n(&n->times_pending, false, __ATOMIC_RELAXED);
+	backing_id = passthrough_release_locked(of);
 	pthread_mutex_unlock(&n->lock);
 	handle_list_del(&of->link, &open_files_lock);
 	pthread_mutex_lock(&open_files_lock);
@@ -176,16 +183,34 @@ static void handle_free(struct open_file *of)
 	wb_last_handle(n);
 	close(of->fd);
 	free(of);
+	return backing_id;
+}
+
+/*
+ * The file's tuning, read once per open when the pool or passthrough will
+ * use it (@read says so), and whether its opens should go passthrough.
+ */
+static bool file_tuning_read(const struct open_file *of, const struct stat *st,
+			     struct tuning_values *t, bool *read)
+{
+	*read = S_ISREG(st->st_mode) && (cache_io_pool() || accelfs.passthrough);
+	if (!*read)
+		return false;
+	tuning_read_fd(of->fd, t);
+	return passthrough_wanted(of->inode, t);
 }
 
 /*
  * Wrap backing descriptor @fd of inode @n, whose state is @st (NULL: fstat
- * it), as the open file of @fi. Consumes @fd. Returns 0 or -errno.
+ * it), as the open file of @fi for @req. Consumes @fd. Returns 0 or -errno.
  */
-static int handle_new(struct inode *n, int fd, const struct stat *st, struct fuse_file_info *fi)
+static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat *st,
+		      struct fuse_file_info *fi)
 {
 	struct open_file *of = NULL;
+	struct tuning_values t;
 	struct stat buf;
+	bool wanted, read;
 	/* past shutdown's final sync nothing written would reach SOURCE */
 	int ret = (fi->flags & O_ACCMODE) != O_RDONLY ? shutdown_refuse(n, "an open") : 0;
 
@@ -204,18 +229,20 @@ static int handle_new(struct inode *n, int fd, const struct stat *st, struct fus
 	of->fd = fd;
 	of->inode = n;
 	of->flags = fi->flags;
-	handle_list_add(&open_files, &of->link, &open_files_lock);
 	st = st ? st : &buf;
 	inode_note_mode(n, st);
+	wanted = file_tuning_read(of, st, &t, &read);
+	handle_list_add(&open_files, &of->link, &open_files_lock);
 	pthread_mutex_lock(&n->lock);
+	if (!passthrough_open_locked(req, of, wanted, fi))
+		cache_policy(n, st, fi);
 	/* Times kept for a previous open are stale once it is gone: a SETATTR
 	 * that saw opens > 0 and kept its times after the last release cleared
 	 * them would otherwise set them again after this open's write-back. */
 	if (__atomic_fetch_add(&n->opens, 1, __ATOMIC_RELAXED) == 0)
 		__atomic_store_n(&n->times_pending, false, __ATOMIC_RELAXED);
-	cache_policy(n, st, fi);
 	pthread_mutex_unlock(&n->lock);
-	cache_io_open(of, st);
+	cache_io_open(of, st, read ? &t : NULL);
 	fi->fh = (uintptr_t)of;
 	return 0;
 }
@@ -250,13 +277,15 @@ static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	ret = handle_new(n, fd, NULL, fi);
+	ret = handle_new(req, n, fd, NULL, fi);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
 	}
+	/* the opener was interrupted and is gone (a backing id is then left to
+	 * the connection's end: the request that could close it is answered) */
 	if (fuse_reply_open(req, fi) == -ENOENT)
-		handle_free(fh_of(fi)); /* the opener was interrupted and is gone */
+		handle_free(fh_of(fi));
 }
 
 /*
@@ -311,7 +340,7 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	ret = handle_new(inode_get(e.ino), fd, &e.attr, fi);
+	ret = handle_new(req, inode_get(e.ino), fd, &e.attr, fi);
 	if (ret) {
 		inode_unref(inode_get(e.ino), 1);
 		fuse_reply_err(req, -ret);
@@ -331,13 +360,14 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	if (__atomic_load_n(&fh->deferred, __ATOMIC_RELAXED))
 		wb_sync(fh);
 	times_apply(fh);
-	/* What we leave in the kernel cache now matches the backing file. */
-	if (!fi->direct_io && !fstat(fh->fd, &st)) {
+	/* What we leave in the kernel cache now matches the backing file
+	 * (a passthrough handle left nothing there: passthrough.c). */
+	if (!fi->direct_io && !fh->passthrough && !fstat(fh->fd, &st)) {
 		pthread_mutex_lock(&n->lock);
 		stamp_set(n, &st);
 		pthread_mutex_unlock(&n->lock);
 	}
-	handle_free(fh);
+	passthrough_close(req, handle_free(fh));
 	fuse_reply_err(req, 0);
 }
 

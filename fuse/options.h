@@ -34,6 +34,13 @@ enum watch_mode {
 	WATCH_OFF,	/* no watcher: changes in SOURCE show after the timeouts */
 };
 
+enum passthrough_mode {
+	PASSTHROUGH_AUTO,   /* files that need nothing from the daemon, on writeback=off
+			     * mounts with the page cache (fuse/passthrough.c) */
+	PASSTHROUGH_ALWAYS, /* every regular file the kernel accepts; no writeback cache */
+	PASSTHROUGH_NEVER,  /* every read and write through the daemon */
+};
+
 struct accelfs_opts {
 	char *source;	  /* as given */
 	char *mountpoint; /* as given */
@@ -54,6 +61,8 @@ struct accelfs_opts {
 	uint64_t given;	       /* bit i: opt_table[i] was set on the command line */
 	enum kernel_cache_mode kernel_cache;
 	bool writeback;		   /* kernel writeback cache */
+	/* kernel passthrough (libfuse >= 3.16) */
+	enum passthrough_mode passthrough;
 	unsigned int readahead_kb; /* the mount bdi's read-ahead (root only; 0: kernel's) */
 	unsigned int
 	    bdi_max_ratio; /* the mount bdi's share of the dirty limit, % (root; 0: kernel's) */

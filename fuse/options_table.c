@@ -40,6 +40,13 @@ static const struct opt_word watch_words[] = {
 	{ "inotify", WATCH_INOTIFY }, { "off", WATCH_OFF },
 	{ NULL, 0 },
 };
+
+static const struct opt_word pt_words[] = {
+	{ "auto", PASSTHROUGH_AUTO },
+	{ "always", PASSTHROUGH_ALWAYS },
+	{ "never", PASSTHROUGH_NEVER },
+	{ NULL, 0 },
+};
 static const struct opt_word sync_words[] = { { "relaxed", 1 }, { "strict", 0 }, { NULL, 0 } };
 static const struct opt_word io_words[] = { { "direct", 1 }, { "buffered", 0 }, { NULL, 0 } };
 
@@ -67,6 +74,12 @@ const struct opt_def opt_table[] = {
 		  "it with direct I/O (never)" },
 	{ "writeback", OPT_BOOL, O(writeback), .def = "on", .syntax = "on|off",
 	  .section = OPT_SEC_GENERAL, .help = "kernel writeback cache for writes" },
+	{ "passthrough", OPT_ENUM, O(passthrough), .words = pt_words, .def = "auto",
+	  .syntax = "auto|always|never", .section = OPT_SEC_GENERAL,
+	  .help = "kernel passthrough of file data (libfuse >= 3.16,\n"
+		  "CAP_SYS_ADMIN): auto for files that need nothing of\n"
+		  "the daemon on writeback=off mounts; always (turns\n"
+		  "the writeback cache off); never" },
 	{ "attr_timeout", OPT_SECONDS, O(attr_timeout), .dmin = 0, .dmax = YEAR, .def = "1",
 	  .syntax = "S", .section = OPT_SEC_GENERAL,
 	  .help = "seconds attributes are cached (3600 when a\nwatcher is active and this is not set)" },

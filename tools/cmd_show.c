@@ -8,11 +8,13 @@
  * is mentioned, and only an explicitly named one makes the command fail.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmd.h"
@@ -41,6 +43,9 @@ struct show_file {
 	int xattr_err; /* -ENOTSUP etc. from reading the attributes, or 0 */
 	bool set[TUNING_N];
 	char val[TUNING_N][TUNING_VALUE_LEN];
+	bool regular;
+	struct tuning_values tv;	     /* as the daemon reads them (valid values only) */
+	bool tv_read;			     /* tv could be read (the file could be opened) */
 	const struct pool_file_stats *entry; /* NULL: not in the pool */
 };
 
@@ -97,6 +102,64 @@ static int take_pool(struct show_opts *o)
 	return ret;
 }
 
+/* The attributes as the daemon reads them at open (for the passthrough verdict). */
+static void look_tuning(struct show_file *f)
+{
+	int fd = f->regular ? open(f->backing, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) : -1;
+
+	f->tv_read = fd >= 0;
+	if (fd >= 0) {
+		tuning_read_fd(fd, &f->tv);
+		close(fd);
+	}
+}
+
+/*
+ * Whether the file's opens go to kernel passthrough, as the daemon decides
+ * (fuse/passthrough.c, rule: tuning_passthrough_need). The mount's own
+ * options are the daemon's to know: the verdict names what they must be.
+ * @why receives the reason of a "no".
+ */
+static const char *pt_verdict(const struct show_file *f, const char **why)
+{
+	*why = NULL;
+	if (!f->regular)
+		return "no";
+	if (!f->tv_read)
+		return "unknown";
+	if (f->tv.passthrough == TUNING_PT_NEVER)
+		return "never";
+	if (f->tv.passthrough == TUNING_PT_ALWAYS)
+		return "always";
+	*why = tuning_passthrough_need(&f->tv, NULL);
+	return *why ? "no" : "auto";
+}
+
+static void text_passthrough(const struct show_file *f)
+{
+	const char *why, *v = pt_verdict(f, &why);
+
+	printf("  %-17s ", "kernel passthrough");
+	if (!strcmp(v, "never"))
+		printf("never: every open is served by the daemon\n");
+	else if (!strcmp(v, "always"))
+		printf("yes on mounts that negotiated passthrough (passthrough=auto\n"
+		       "                    with writeback=off, or always)\n");
+	else if (!strcmp(v, "auto"))
+		printf(
+		    "yes on mounts with passthrough=always, or =auto with\n"
+		    "                    writeback=off whose deferred_write and sync do not\n"
+		    "                    apply (deferred_write=off or cache=off, sync=strict)\n");
+	else if (why)
+		printf("no under passthrough=auto (%s asks for the daemon); yes\n"
+		       "                    under passthrough=always\n",
+		       why);
+	else
+		printf("%s\n", f->regular ? "unknown (the file cannot be opened to read its "
+					    "attributes)"
+					  : "no (not a regular file)");
+}
+
 /* Fill @f for @f->path. 0, or -errno if the file cannot be looked at. */
 static int look(const struct show_opts *o, struct show_file *f)
 {
@@ -119,6 +182,8 @@ static int look(const struct show_opts *o, struct show_file *f)
 			f->xattr_err = ret;
 		f->set[k] = ret > 0;
 	}
+	f->regular = S_ISREG(st.st_mode);
+	look_tuning(f);
 	f->entry = o->have_snap ? poolsnap_find(&o->snap, st.st_dev, st.st_ino) : NULL;
 	return 0;
 }
@@ -191,6 +256,7 @@ static void text_file(const struct show_opts *o, const struct show_file *f)
 		printf("  (attributes unreadable: %s)\n", strerror(-f->xattr_err));
 	for (int k = 0; k < TUNING_N; k++)
 		text_attr(f, k);
+	text_passthrough(f);
 	text_entry(o, f);
 }
 
@@ -210,6 +276,19 @@ static void json_entry(const struct show_file *f)
 	       "\"global_attempts\": %llu, \"global_hits\": %llu}",
 	       e->resident, ull(e->c[POOL_C_LOCAL_ATTEMPTS]), ull(e->c[POOL_C_LOCAL_HITS]),
 	       ull(e->c[POOL_C_GLOBAL_ATTEMPTS]), ull(e->c[POOL_C_GLOBAL_HITS]));
+}
+
+/* {"verdict": "auto|always|never|no|unknown", "auto_needs": REASON|null} */
+static void json_passthrough(const struct show_file *f)
+{
+	const char *why, *v = pt_verdict(f, &why);
+
+	printf("{\"verdict\": \"%s\", \"auto_needs\": ", v);
+	if (why)
+		util_json_string(why);
+	else
+		printf("null");
+	printf("}");
 }
 
 static void json_file(struct show_opts *o, const struct show_file *f)
@@ -232,7 +311,8 @@ static void json_file(struct show_opts *o, const struct show_file *f)
 		       !f->set[k] || tuning_stored_valid(k, f->val[k]) ? "true" : "false",
 		       tuning_attr(k)->later ? "false" : "true");
 	}
-	printf("}");
+	printf("},\n     \"passthrough\": ");
+	json_passthrough(f);
 	json_entry(f);
 	printf("}");
 }

@@ -63,6 +63,8 @@ static const struct {
 	{ POOL_C_DIRTY_LOST, "dirty_lost" },
 	{ POOL_C_DIRTY_RECOVERED, "dirty_recovered" },
 	{ POOL_C_LOCK_TIMEOUTS, "lock_timeouts" },
+	{ POOL_C_PT_OPENS, "opens_passthrough" },
+	{ POOL_C_PT_FALLBACKS, "passthrough_fallbacks" },
 };
 
 #define N_KEYS (sizeof(counter_keys) / sizeof(counter_keys[0]))
@@ -275,6 +277,9 @@ static void text_pool_counters(const uint64_t *c)
 	       ull(c[POOL_C_DIRTY_LOST]));
 	printf("  read-ahead    %llu issued, %llu used, %llu wasted\n", ull(c[POOL_C_RA_ISSUED]),
 	       ull(c[POOL_C_RA_USED]), ull(c[POOL_C_RA_WASTED]));
+	/* Opens whose data the kernel moves itself, and those it refused (served here). */
+	printf("  passthrough   %llu opens, %llu fallbacks\n", ull(c[POOL_C_PT_OPENS]),
+	       ull(c[POOL_C_PT_FALLBACKS]));
 }
 
 /* @s with control characters shown as '?', so a file name cannot drive the terminal. */

@@ -9,7 +9,8 @@
 # and 4: symlinks and FIFOs planted behind a cached negative entry, symlinks
 # out of SOURCE, ".." at the root, root's files and directories, sticky and
 # set-group-ID directories, trusted.* xattrs, devices, hard links, and
-# set-ID bits cleared by a write (direct_io and O_DIRECT modes).
+# set-ID bits cleared by a write (direct_io and O_DIRECT modes, and kernel
+# passthrough with SEC_PASSTHROUGH=1).
 #
 # negative_timeout=30 makes the kernel keep the negative entries the attacks
 # start from for the whole test, whatever the other options.
@@ -21,6 +22,10 @@ command -v setpriv >/dev/null || skip "setpriv is missing (util-linux)"
 command -v setfattr >/dev/null || skip "setfattr is missing (attr)"
 [ -n "${SECOP:-}" ] || fail "SECOP is not set"
 USERS_GID=100 # a group nobody is not in: supplementary groups are added with setpriv
+if [ "${SEC_PASSTHROUGH:-0}" = 1 ]; then
+	"$ACCELFS" --version | grep -q -- +passthrough ||
+		skip "built without kernel passthrough: $("$ACCELFS" --version)"
+fi
 
 accel_tmpdir
 BASE=$ACCEL_TMP SRC=$ACCEL_TMP/src MNT=$ACCEL_TMP/mnt REF=$ACCEL_TMP/ref
@@ -247,6 +252,19 @@ for t in "$MNT" "$REF"; do "$SECOP" chown "$t/rootpub" 65534 65534; done >"$BASE
 verdict "root chowns its file" "$(head -1 "$BASE/root.out")" "$(tail -1 "$BASE/root.out")"
 state rodir/byroot
 state rootpub
+
+# SEC_PASSTHROUGH=1: the users' opens above went to kernel passthrough
+# (fuse/passthrough.c), so the answers are the kernel's, with the backing
+# file registered without CAP_FSETID: set-ID bits cleared as locally.
+if [ "${SEC_PASSTHROUGH:-0}" = 1 ]; then
+	grep -q "passthrough on" "$ACCEL_LOG" || skip "the kernel gave no passthrough here"
+	pt=$("$ACCEL" stat --json --pool "${ACCEL_POOL#/}" | python3 -c 'import json, sys
+c = json.load(sys.stdin)["pool"]["counters"]
+print(c["opens_passthrough"], c["passthrough_fallbacks"])') || fail "accel stat"
+	[ "${pt% *}" -gt 0 ] && [ "${pt#* }" = 0 ] ||
+		fail "opens_passthrough and fallbacks: $pt; the test did not cover passthrough"
+	echo "ok   ${pt% *} opens went to kernel passthrough"
+fi
 
 echo "== SOURCE holds what the reference holds"
 accel_umount "$MNT" || fail "unmount failed"

@@ -22,7 +22,7 @@ expect_eq geometry "$(jget "$T/j" '[j["pool"][k] for k in ("name", "bucket_size"
 	"['$POOL', 4096, 64, 2]"
 # A: pass 1+2 global only (8 misses, 8 hits); pass 3 local misses served by
 # the pool (8 global hits), pass 4 all local hits. B: 4 misses, 2 writes.
-want_pool="{'local_attempts': 16, 'local_hits': 8, 'global_attempts': 28, 'global_hits': 16, 'backend_reads': 12, 'backend_read_bytes': 49152, 'backend_writes': 2, 'backend_write_bytes': 8192, 'global_buf_read_ios': 12, 'global_buf_write_ios': 2, 'local_buf_read_ios': 0, 'local_buf_write_ios': 0, 'evictions': 0, 'fill_drops': 0, 'invalidations': 0, 'recoveries': 0, 'deferred_writes': 0, 'flush_writes': 0, 'flush_errors': 0, 'readahead_issued': 0, 'readahead_used': 0, 'readahead_wasted': 0, 'dirty_lost': 0, 'dirty_recovered': 0, 'lock_timeouts': 0}"
+want_pool="{'local_attempts': 16, 'local_hits': 8, 'global_attempts': 28, 'global_hits': 16, 'backend_reads': 12, 'backend_read_bytes': 49152, 'backend_writes': 2, 'backend_write_bytes': 8192, 'global_buf_read_ios': 12, 'global_buf_write_ios': 2, 'local_buf_read_ios': 0, 'local_buf_write_ios': 0, 'evictions': 0, 'fill_drops': 0, 'invalidations': 0, 'recoveries': 0, 'deferred_writes': 0, 'flush_writes': 0, 'flush_errors': 0, 'readahead_issued': 0, 'readahead_used': 0, 'readahead_wasted': 0, 'dirty_lost': 0, 'dirty_recovered': 0, 'lock_timeouts': 0, 'opens_passthrough': 0, 'passthrough_fallbacks': 0}"
 expect_eq "pool counters" "$(jget "$T/j" 'j["pool"]["counters"]')" "$want_pool"
 expect_eq "pool derived" "$(jget "$T/j" '[j["pool"][k] for k in ("local_hit_pct", "global_hit_pct", "reads", "writes", "read_share_pct", "active_streams", "resident_buffers")]')" \
 	"[50.0, 57.14, 36, 2, 94.74, 3, 10]"

@@ -82,6 +82,40 @@ static void test_sizes(void)
 	CU_ASSERT_EQUAL(v, 3072);
 }
 
+/* passthrough's words, and the rule of passthrough=auto (cache/tuning.c) */
+static void test_passthrough(void)
+{
+	char out[TUNING_VALUE_LEN];
+	struct tuning_values t = { -1, -1, -1, -1, -1, TUNING_PT_AUTO, -1 }, u;
+	struct tuning_mount plain = { false, false }, defer = { true, false },
+			    relax = { false, true };
+
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_PASSTHROUGH, "on"), "always");
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_PASSTHROUGH, "off"), "never");
+	CU_ASSERT_STRING_EQUAL(parsed(TUNING_PASSTHROUGH, "auto"), "auto");
+	CU_ASSERT_EQUAL(tuning_parse(TUNING_PASSTHROUGH, "yes", out), -EINVAL);
+	CU_ASSERT_PTR_NULL(tuning_passthrough_need(&t, &plain));
+	CU_ASSERT_PTR_NULL(tuning_passthrough_need(&t, NULL));
+	CU_ASSERT_STRING_EQUAL(tuning_passthrough_need(&t, &defer), "deferred_write");
+	CU_ASSERT_STRING_EQUAL(tuning_passthrough_need(&t, &relax), "sync=relaxed");
+	u = t;
+	u.deferred_write = 0; /* the file's own off beats the mount's on */
+	CU_ASSERT_PTR_NULL(tuning_passthrough_need(&u, &defer));
+	u.global_buffers = 0; /* explicitly none: nothing asked */
+	CU_ASSERT_PTR_NULL(tuning_passthrough_need(&u, &plain));
+	u.global_buffers = 30;
+	CU_ASSERT_STRING_EQUAL(tuning_passthrough_need(&u, &plain), "global_buffers");
+	u = t;
+	u.stats = 1;
+	CU_ASSERT_STRING_EQUAL(tuning_passthrough_need(&u, &plain), "stats");
+	u = t;
+	u.readahead_max = 1 << 20;
+	CU_ASSERT_STRING_EQUAL(tuning_passthrough_need(&u, &plain), "readahead_max");
+	u = t;
+	u.local_buffers = 4;
+	CU_ASSERT_STRING_EQUAL(tuning_passthrough_need(&u, &plain), "local_buffers");
+}
+
 static void test_stored(void)
 {
 	CU_ASSERT_TRUE(tuning_stored_valid(TUNING_GLOBAL_BUFFERS, "all"));
@@ -102,5 +136,6 @@ int main(void)
 	CU_add_test(s, "words and default", test_words);
 	CU_add_test(s, "sizes", test_sizes);
 	CU_add_test(s, "stored values", test_stored);
+	CU_add_test(s, "passthrough", test_passthrough);
 	return cunit_run();
 }

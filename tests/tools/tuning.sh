@@ -49,10 +49,30 @@ assert f["path"] == sys.argv[2] and f["xattrs"] == "ok"
 t = f["tuning"]
 assert t["global_buffers"] == {"value": "30", "valid": True, "used": True}, t
 assert t["sync"]["value"] == "relaxed" and t["sync"]["used"] is True
-assert t["stats"]["used"] is False  # stored for the monitoring tools, not used yet
+assert t["stats"]["used"] is True  # stats=on keeps the file off passthrough=auto
+# deferred_write=off, sync=relaxed: relaxed sync needs the daemon
+assert f["passthrough"] == {"verdict": "no", "auto_needs": "sync=relaxed"}, f["passthrough"]
 assert "pool_entry" in f
 EOF
 ok "show --json"
+
+# passthrough: on and off are stored as always and never; accel show's verdict
+expect_rc 0 "$ACCEL" set -q "$F" --passthrough=on
+expect_eq "passthrough=on" "$(attr "$F" passthrough)" always
+expect_rc 0 "$ACCEL" set -q "$F" --passthrough=off
+expect_eq "passthrough=off" "$(attr "$F" passthrough)" never
+expect_rc 2 "$ACCEL" set -q "$F" --passthrough=maybe
+expect_eq "passthrough=maybe changes nothing" "$(attr "$F" passthrough)" never
+expect_rc 0 "$ACCEL" show "$F"
+echo "$OUT" | grep -q "kernel passthrough never: every open is served by the daemon" ||
+	fail "show: $OUT"
+G=$T/g
+echo data >"$G"
+expect_rc 0 "$ACCEL" show "$G"
+echo "$OUT" | grep -q "kernel passthrough yes on mounts with passthrough=always" ||
+	fail "show of an untuned file: $OUT"
+expect_rc 0 "$ACCEL" set -q "$F" --passthrough=default
+ok "passthrough attribute"
 
 expect_rc 0 "$ACCEL" set -q "$F" --global-buffers=default --sync=default
 expect_eq "-q" "$OUT" ""

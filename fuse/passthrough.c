@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * passthrough.c - per-file kernel passthrough (-o passthrough=, the file's
+ * user.accelfs.passthrough; libfuse >= 3.16, Linux >= 6.9 with
+ * CONFIG_FUSE_PASSTHROUGH): an open whose file needs nothing from the daemon
+ * gets its backing file registered with the kernel, which then reads,
+ * writes and maps SOURCE itself; READ and WRITE never reach us.
+ *
+ * The kernel's rules, and how they are kept:
+ * - FUSE_PASSTHROUGH and the writeback cache exclude each other for the
+ *   whole connection (fs/fuse/inode.c). passthrough=auto asks for it only on
+ *   mounts without the writeback cache and with the kernel page cache
+ *   (kernel_cache=never asks for every access to reach the daemon);
+ *   passthrough=always turns the writeback cache off.
+ * - An inode is either in passthrough mode or in cached mode, never both
+ *   (fs/fuse/iomode.c: a conflicting open fails with EIO), and all its
+ *   passthrough opens share one backing file. So the first open of an inode
+ *   decides for the inode, under inode->lock, and later opens follow while
+ *   any handle is open: pt_opens and pt_backing_id count and name them.
+ * - Registering a backing file needs CAP_SYS_ADMIN. When the kernel refuses
+ *   (EPERM, a SOURCE it cannot stack on, ...) the open is served by the
+ *   daemon as before, counted as a fallback, and no later open tries again:
+ *   one log line, not one per open (as libfuse's passthrough_hp does).
+ *
+ * Rights: every open still opens its own backing descriptor with the
+ * caller's credentials (ops_file.c) before anything is registered, so the
+ * caller's access is checked as before. The kernel opens the shared backing
+ * file for each passthrough open with the credentials of the registration,
+ * and does the file's I/O with them; they are the daemon's minus
+ * CAP_FSETID, so a write through the kernel clears set-ID bits (and file
+ * capabilities) as an unprivileged writer's would on a local file system.
+ *
+ * The rule of passthrough=auto is tuning_passthrough_need() (cache/tuning.c),
+ * shared with accel show.
+ */
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "accelfs_i.h"
+#include "tuning.h"
+
+#ifdef ACCEL_HAVE_PASSTHROUGH
+static bool refused; /* atomic: the kernel refused a backing file; no more tries */
+
+/* The calling thread's capability sets; 0 or -errno. */
+static int caps_get(struct __user_cap_data_struct d[2])
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+	return syscall(SYS_capget, &h, d) ? -errno : 0;
+}
+
+static int caps_set(struct __user_cap_data_struct d[2])
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+/* The initial user namespace maps every uid to itself, from 0. */
+static bool in_init_userns(void)
+{
+	char line[128];
+	unsigned long a, b, n;
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	bool init = false;
+
+	if (f && fgets(line, sizeof(line), f) && sscanf(line, "%lu %lu %lu", &a, &b, &n) == 3)
+		init = a == 0 && b == 0 && n == 4294967295UL;
+	if (f)
+		fclose(f);
+	return init;
+}
+
+/* CAP_SYS_ADMIN where the kernel checks it: in the initial user namespace. */
+static bool has_sys_admin(void)
+{
+	struct __user_cap_data_struct d[2];
+
+	return !caps_get(d) &&
+	       (d[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective & CAP_TO_MASK(CAP_SYS_ADMIN)) &&
+	       in_init_userns();
+}
+
+/*
+ * Register @fd as a backing file with this thread's credentials minus
+ * CAP_FSETID (see the top). Returns the backing id (> 0) or 0.
+ */
+static int backing_open(fuse_req_t req, int fd)
+{
+	struct __user_cap_data_struct d[2], saved[2];
+	unsigned int i = CAP_TO_INDEX(CAP_FSETID);
+	int id;
+
+	if (caps_get(d))
+		return 0;
+	memcpy(saved, d, sizeof(saved));
+	d[i].effective &= ~CAP_TO_MASK(CAP_FSETID);
+	if (caps_set(d))
+		return 0;
+	id = fuse_passthrough_open(req, fd);
+	if (caps_set(saved))
+		log_msg(LOG_ERR, "passthrough: cannot restore CAP_FSETID: %s", strerror(errno));
+	return id > 0 ? id : 0;
+}
+#endif
+
+void passthrough_init(struct fuse_conn_info *conn, bool writeback_cache)
+{
+	enum passthrough_mode m = accelfs.opts.passthrough;
+
+	accelfs.passthrough = false;
+#ifdef ACCEL_HAVE_PASSTHROUGH
+	/* kernel_cache=never asks for every access to reach the daemon */
+	if (m == PASSTHROUGH_NEVER ||
+	    (m == PASSTHROUGH_AUTO &&
+	     (writeback_cache || accelfs.opts.kernel_cache == KERNEL_CACHE_NEVER)))
+		return;
+	if (!(conn->capable & FUSE_CAP_PASSTHROUGH)) {
+		if (m == PASSTHROUGH_ALWAYS)
+			log_msg(LOG_WARNING, "passthrough=always: the kernel does not offer "
+					     "passthrough (CONFIG_FUSE_PASSTHROUGH): every open is "
+					     "served by the daemon");
+		return;
+	}
+	conn->want |= FUSE_CAP_PASSTHROUGH;
+	accelfs.passthrough = true;
+	if (!has_sys_admin())
+		log_msg(LOG_WARNING, "passthrough: the daemon lacks CAP_SYS_ADMIN, which the "
+				     "kernel requires: every open will be served by the daemon");
+#else
+	(void)conn;
+	(void)writeback_cache;
+	(void)m;
+#endif
+}
+
+/* The mount's defaults the auto rule weighs (cache/tuning.h). */
+static void mount_defaults(struct tuning_mount *m)
+{
+	m->deferred_write = accelfs.opts.deferred_write && cache_io_pool();
+	m->sync_relaxed = accelfs.opts.sync_relaxed;
+}
+
+bool passthrough_wanted(const struct inode *n, const struct tuning_values *t)
+{
+	struct tuning_mount m;
+
+	if (!accelfs.passthrough || !S_ISREG(n->type) || t->passthrough == TUNING_PT_NEVER)
+		return false;
+	if (t->passthrough == TUNING_PT_ALWAYS || accelfs.opts.passthrough == PASSTHROUGH_ALWAYS)
+		return true;
+	mount_defaults(&m);
+	return tuning_passthrough_need(t, &m) == NULL;
+}
+
+#ifdef ACCEL_HAVE_PASSTHROUGH
+/* Under n->lock: the inode's backing id, registering @fd for a first open. */
+static int backing_of(fuse_req_t req, struct inode *n, int fd)
+{
+	if (n->pt_backing_id > 0)
+		return n->pt_backing_id;
+	if (__atomic_load_n(&refused, __ATOMIC_RELAXED))
+		return 0;
+	n->pt_backing_id = backing_open(req, fd);
+	if (!n->pt_backing_id && !__atomic_exchange_n(&refused, true, __ATOMIC_RELAXED))
+		log_msg(LOG_WARNING, "passthrough: the kernel refused a backing file (see "
+				     "above): opens are served by the daemon from now on");
+	return n->pt_backing_id;
+}
+#endif
+
+int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
+			    struct fuse_file_info *fi)
+{
+	struct inode *n = of->inode;
+
+	of->passthrough = false;
+	/* one mode per inode: a handle already on the daemon path keeps it there */
+	if (!wanted && !n->pt_opens)
+		return 0;
+#ifdef ACCEL_HAVE_PASSTHROUGH
+	if (n->opens == n->pt_opens && backing_of(req, n, of->fd) > 0) {
+		fi->backing_id = n->pt_backing_id;
+		fi->keep_cache = 0; /* pages cached before belong to the daemon path */
+		fi->direct_io = 0;
+		n->pt_opens++;
+		n->stamp_valid = false; /* nor may a later cached open keep them */
+		of->passthrough = true;
+		cache_io_count_passthrough(true);
+		return 1;
+	}
+#else
+	(void)req;
+	(void)fi;
+#endif
+	cache_io_count_passthrough(false);
+	return 0;
+}
+
+int passthrough_release_locked(struct open_file *of)
+{
+	struct inode *n = of->inode;
+	int id;
+
+	if (!of->passthrough || --n->pt_opens)
+		return 0;
+	id = n->pt_backing_id;
+	n->pt_backing_id = 0;
+	return id;
+}
+
+void passthrough_close(fuse_req_t req, int backing_id)
+{
+#ifdef ACCEL_HAVE_PASSTHROUGH
+	if (req && backing_id > 0)
+		fuse_passthrough_close(req, backing_id);
+#else
+	(void)req;
+	(void)backing_id;
+#endif
+}
+
+int passthrough_check(char *why, size_t len)
+{
+#ifndef ACCEL_HAVE_PASSTHROUGH
+	if (accelfs.opts.passthrough == PASSTHROUGH_ALWAYS) {
+		snprintf(why, len,
+			 "passthrough=always needs libfuse >= 3.16 (accelfs is built with %s)",
+			 fuse_pkgversion());
+		return -1;
+	}
+#else
+	(void)why;
+	(void)len;
+#endif
+	return 0;
+}

@@ -1,0 +1,210 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# passthrough.sh CASE: per-file kernel passthrough (fuse/passthrough.c).
+#   bypass  an open that needs nothing of the daemon goes to the kernel: 16 MiB
+#           read and written through the mount, yet the daemon neither replies
+#           with the data (its wchar) nor reads or writes SOURCE for it (pool
+#           counters); the data is right; accel stat counts the opens
+#   mmap    shared mappings of a passthrough file read and write SOURCE
+#   mixed   one mount, two files: an untuned one (passthrough) and one whose
+#           attribute asks for deferred write (daemon path, writes deferred);
+#           both right on SOURCE
+#   inode   one inode, one mode: with a passthrough handle open, an open the
+#           file's attributes send to the daemon joins passthrough (the kernel
+#           would fail it with EIO), and with a daemon-path handle open an
+#           open the attributes send to the kernel stays on the daemon path
+#           (counted as a fallback)
+#   nocap   a daemon without CAP_SYS_ADMIN (root of a user namespace): the kernel refuses
+#           the backing file; opens work, are served by the daemon, and count
+#           as fallbacks; one warning
+#   fsx     the fsx exerciser on a passthrough=always mount, and opens counted
+# Skips (77) without root, /dev/fuse, or a kernel/libfuse with passthrough.
+set -u
+. "$(dirname "$0")/lib.sh"
+case=${1:?case}
+cfs_init
+cfs_pool pt
+[ -x "${ACCEL:-}" ] || fail "ACCEL is not set (run through meson test)"
+command -v python3 >/dev/null || skip "python3 is needed"
+"$ACCELFS" --version | grep -q -- '+passthrough' ||
+	skip "built without passthrough: $("$ACCELFS" --version)"
+mkdir m
+NOPT="writeback=off,deferred_write=off,pool=$POOL"
+
+# pcount KEY: a pool-wide counter
+pcount() { pstat "$1"; }
+
+# pt_mount OPTIONS: mount, and skip if the kernel gave no passthrough.
+pt_mount() {
+	accel_mount "$PWD/src" "$PWD/m" -o "$1"
+	for _ in $(seq 100); do # INIT is answered after mount(2) returns
+		grep -q "mounted" "$ACCEL_LOG" && break
+		sleep 0.05
+	done
+	grep -q "passthrough on" "$ACCEL_LOG" ||
+		skip "the kernel does not offer passthrough: $(grep mounted "$ACCEL_LOG")"
+}
+
+# wchar: bytes the daemon has written (to /dev/fuse: the replies).
+wchar() { awk '/^wchar:/ { print $2 }' "/proc/$ACCEL_PID/io"; }
+
+case_bypass() {
+	head -c $((16 << 20)) /dev/urandom >src/r
+	pt_mount "$NOPT"
+	local w0 sum
+	w0=$(wchar)
+	sum=$(md5sum <m/r) || fail "read m/r"
+	[ "$sum" = "$(md5sum <src/r)" ] || fail "m/r reads other bytes than SOURCE"
+	[ $(($(wchar) - w0)) -lt $((1 << 20)) ] ||
+		fail "reading 16 MiB made the daemon write $(($(wchar) - w0)) bytes: not passthrough"
+	head -c $((16 << 20)) /dev/urandom >data
+	dd if=data of=m/w bs=1M status=none conv=fsync || fail "write m/w"
+	cmp data src/w || fail "SOURCE has other bytes than were written"
+	[ "$(pcount backend_reads)" = 0 ] && [ "$(pcount backend_writes)" = 0 ] ||
+		fail "the daemon did backend I/O: $(pstat | grep backend_)"
+	[ "$(pcount opens_passthrough)" -ge 2 ] ||
+		fail "opens_passthrough $(pcount opens_passthrough), want >= 2"
+	[ "$(pcount passthrough_fallbacks)" = 0 ] || fail "fallbacks counted"
+	"$ACCEL" stat --pool "${POOL#/}" | grep -Eq "passthrough +[0-9]+ opens, 0 fallbacks" ||
+		fail "accel stat: $("$ACCEL" stat --pool "${POOL#/}" | grep passthrough)"
+	"$ACCEL" stat --json --pool "${POOL#/}" | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["pool"]["counters"]
+assert c["opens_passthrough"] >= 2 and c["passthrough_fallbacks"] == 0, c' ||
+		fail "accel stat --json lacks the passthrough counters"
+	"$ACCEL" show m/w | grep -Eq "kernel passthrough +yes" || fail "accel show: $("$ACCEL" show m/w)"
+	echo "PASS: 16 MiB read and written with the daemon out of the data path"
+}
+
+case_mmap() {
+	head -c $((4 << 20)) /dev/urandom >src/f
+	pt_mount "$NOPT"
+	python3 - m/f <<'EOF' || fail "mmap through the mount"
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+m = mmap.mmap(fd, 0, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+m[4096:4096 + 11] = b"hello world"
+m[(4 << 20) - 3:] = b"end"
+m.flush()
+m.close()
+os.close(fd)
+EOF
+	[ "$(dd if=src/f bs=1 skip=4096 count=11 status=none)" = "hello world" ] ||
+		fail "a write through the mapping is not in SOURCE"
+	[ "$(tail -c 3 src/f)" = end ] || fail "the last bytes written through the mapping"
+	python3 -c 'import mmap,os,sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+m = mmap.mmap(fd, 0, mmap.MAP_SHARED, mmap.PROT_READ)
+assert m[4096:4107] == b"hello world", m[4096:4107]' m/f || fail "read through a mapping"
+	[ "$(pcount opens_passthrough)" -ge 2 ] || fail "the mapped opens were not passthrough"
+	[ "$(pcount backend_reads)" = 0 ] || fail "the daemon read SOURCE for a mapping"
+	echo "PASS: shared mappings of a passthrough file read and write SOURCE"
+}
+
+small_writes() { python3 -c 'import os,sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+for i in range(300): os.write(fd, b"r%05d\n" % i)
+os.close(fd)' "$1"; }
+
+case_mixed() {
+	: >src/P
+	: >src/D
+	"$ACCEL" set -q src/D --deferred-write=on || skip "SOURCE has no user extended attributes"
+	pt_mount "$NOPT"
+	"$ACCEL" show m/D | grep -q "no under passthrough=auto (deferred_write" ||
+		fail "accel show D: $("$ACCEL" show m/D)"
+	small_writes m/P && small_writes m/D || fail "small writes"
+	[ "$(pstat -i "$(file_id src/D)" deferred_writes)" -gt 0 ] ||
+		fail "D (deferred_write=on) deferred nothing"
+	! "$POOLSTAT" "$POOL" -i "$(file_id src/P)" >/dev/null 2>&1 ||
+		fail "P (passthrough) has a pool slot"
+	[ "$(pcount opens_passthrough)" = 1 ] || fail "opens_passthrough $(pcount opens_passthrough)"
+	python3 -c 'import sys
+want = b"".join(b"r%05d\n" % i for i in range(300))
+for f in sys.argv[1:]:
+    assert open(f, "rb").read() == want, f' src/P src/D || fail "contents on SOURCE"
+	echo "PASS: a passthrough file and a deferred-write file on one mount"
+}
+
+case_inode() {
+	: >src/A
+	: >src/B
+	"$ACCEL" set -q src/B --passthrough=never || skip "SOURCE has no user extended attributes"
+	pt_mount "$NOPT"
+	exec 5<>m/A # passthrough
+	"$ACCEL" set -q src/A --passthrough=never || fail "accel set A"
+	echo one >m/A || fail "a second open of A, now passthrough=never, failed (EIO: modes mixed)"
+	[ "$(pcount opens_passthrough)" = 2 ] || fail "the second open of A did not join passthrough"
+	exec 5>&-
+	exec 6<>m/B # daemon path
+	"$ACCEL" set -q src/B --passthrough=always || fail "accel set B"
+	echo two >m/B || fail "a second open of B, now passthrough=always, failed"
+	[ "$(pcount passthrough_fallbacks)" = 1 ] ||
+		fail "the second open of B: fallbacks $(pcount passthrough_fallbacks), want 1"
+	[ "$(pcount opens_passthrough)" = 2 ] || fail "B went passthrough beside a daemon handle"
+	exec 6>&-
+	sleep 0.2 # the kernel's RELEASE of B is asynchronous
+	echo three >m/B || fail "B alone"
+	[ "$(pcount opens_passthrough)" = 3 ] || fail "B, no longer open, did not go passthrough"
+	[ "$(cat src/A)" = one ] && [ "$(cat src/B)" = three ] || fail "contents"
+	echo "PASS: each inode's handles stay on one path"
+}
+
+# A daemon that is root only in its own user namespace, as in an unprivileged
+# container: it mounts (FUSE allows that) but lacks CAP_SYS_ADMIN where the
+# kernel checks it for a backing file. The case re-runs itself inside.
+case_nocap() {
+	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+	unshare --user --map-root-user --mount --propagation private true 2>/dev/null ||
+		skip "cannot make a user namespace (kernel.unprivileged_userns_clone?)"
+	unshare --user --map-root-user --mount --propagation private bash "$0" nocap_ns
+}
+
+case_nocap_ns() {
+	head -c $((1 << 20)) /dev/urandom >src/f
+	pt_mount "$NOPT"
+	grep -q "lacks CAP_SYS_ADMIN" "$ACCEL_LOG" || fail "no warning: $(cat "$ACCEL_LOG")"
+	[ "$(md5sum <m/f)" = "$(md5sum <src/f)" ] || fail "read m/f"
+	{ echo appended >>m/f && echo new >m/g; } || fail "writes"
+	[ "$(cat src/g)" = new ] && [ "$(tail -c 9 src/f)" = appended ] || fail "contents"
+	[ "$(pcount opens_passthrough)" = 0 ] || fail "passthrough without CAP_SYS_ADMIN?"
+	[ "$(pcount passthrough_fallbacks)" -ge 3 ] ||
+		fail "fallbacks $(pcount passthrough_fallbacks), want >= 3"
+	[ "$(grep -c "refused a backing file" "$ACCEL_LOG")" = 1 ] ||
+		fail "want one warning of the refusal: $(cat "$ACCEL_LOG")"
+	echo "PASS: without CAP_SYS_ADMIN opens fall back to the daemon, counted"
+}
+
+# Times set on an open passthrough file: kept when nothing is written after
+# them (tar: write, futimens, close), moved by a later write as on a local
+# file system (the daemon's re-application of kept times must not undo it).
+case_times() {
+	pt_mount "$NOPT"
+	python3 - m/t m/u <<'EOF' || fail "times through the mount"
+import os, sys
+for path, more in ((sys.argv[1], False), (sys.argv[2], True)):
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    os.write(fd, b"data")
+    os.utime(fd, (1000000000, 1000000000))
+    if more:
+        os.write(fd, b"more")
+    os.close(fd)
+EOF
+	sleep 0.3 # RELEASE, where kept times would be set again, is asynchronous
+	[ "$(stat -c %Y src/t)" = 1000000000 ] || fail "t: mtime $(stat -c %Y src/t), want 1000000000"
+	[ "$(stat -c %Y src/u)" -gt 1000000000 ] || fail "u: a write after utime left the old mtime"
+	[ "$(pcount opens_passthrough)" = 2 ] || fail "the opens were not passthrough"
+	echo "PASS: times on passthrough files as on a local file system"
+}
+
+case_fsx() {
+	[ -x "${FSX:-}" ] || fail "FSX is not set"
+	pt_mount "passthrough=always,pool=$POOL"
+	"$FSX" -N "${FSX_OPS:-3000}" ${FSX_SEED:+-S "$FSX_SEED"} "$PWD/m" ||
+		fail "fsx failed (seed above; replay with FSX_SEED=N)"
+	[ "$(pcount opens_passthrough)" -gt 0 ] || fail "fsx's opens were not passthrough"
+	[ "$(pcount backend_writes)" = 0 ] || fail "the daemon wrote SOURCE for fsx's writes"
+	echo "PASS: fsx ${FSX_OPS:-3000} operations through kernel passthrough"
+}
+
+"case_$case"
