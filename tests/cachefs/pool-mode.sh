@@ -18,6 +18,8 @@ mode_of() {
 	cfs_pool "$1"
 	accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,global_cache=1M$2"
 	accel_umount "$PWD/m"
+	# gone before the next step looks for daemons on m (refused() below)
+	accel_wait_exit "$ACCEL_PID" 10 || fail "daemon still running after unmount"
 	MODE=$(stat -c %a "/dev/shm$POOL")
 }
 mode_of mode ""
