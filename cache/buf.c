@@ -128,7 +128,7 @@ void pool_buf_drop(struct pool *pool, uint32_t idx)
 		if (pool_buf_flags(b) & POOL_BUF_F_DIRTY)
 			pool_fslot_dirty_add(&pool->files[b->file], -1);
 		if (pool_buf_flags(b) & POOL_BUF_F_PREFETCHED)
-			pool_count_file_slot(pool, b->file, b->bucket, POOL_C_RA_WASTED, 1);
+			pool_stats_count_fslot(pool, b->file, b->bucket, POOL_C_RA_WASTED, 1);
 	}
 	seq = buf_begin(b);
 	b->state = POOL_BUF_FREE;
@@ -158,7 +158,7 @@ static bool clock_takes(struct pool *pool, uint32_t s, struct pool_buf *b)
 		STORE(&b->usage, u - 1);
 		return false;
 	}
-	pool_count_shard(pool, s, POOL_C_EVICTIONS, 1);
+	pool_stats_count_shard(pool, s, POOL_C_EVICTIONS, 1);
 	ACCEL_PROBE2(cache_evict, fs->ino, b->bucket);
 	return true;
 }
@@ -234,7 +234,7 @@ static ssize_t read_buf(struct pool *pool, uint32_t idx, uint32_t seq, void *buf
 	buf_touch(b);
 	if ((pool_buf_flags(b) & POOL_BUF_F_PREFETCHED) &&
 	    (pool_buf_flags_clear(b, POOL_BUF_F_PREFETCHED) & POOL_BUF_F_PREFETCHED))
-		pool_count_file_slot(pool, LOAD(&b->file), LOAD(&b->bucket), POOL_C_RA_USED, 1);
+		pool_stats_count_fslot(pool, LOAD(&b->file), LOAD(&b->bucket), POOL_C_RA_USED, 1);
 	return (ssize_t)n;
 }
 
@@ -286,7 +286,7 @@ static ssize_t read_locked(struct pool *pool, uint32_t s, uint32_t file, uint32_
 	return ret;
 }
 
-ssize_t pool_read(struct pool_file *pf, uint64_t bucket, void *buf, size_t off, size_t len)
+ssize_t pool_buf_read(struct pool_file *pf, uint64_t bucket, void *buf, size_t off, size_t len)
 {
 	struct pool *pool = pf->pool;
 	uint32_t s = pool_shard_of(pool, pf->slot, bucket);
@@ -300,7 +300,7 @@ ssize_t pool_read(struct pool_file *pf, uint64_t bucket, void *buf, size_t off, 
 	if (len > pool->bsize - off)
 		len = pool->bsize - off;
 	epoch = pool_epoch_of(LOAD_ACQ(&pool_fslot(pf)->residency));
-	pool_count(pf, bucket, POOL_C_GLOBAL_ATTEMPTS, 1);
+	pool_stats_count(pf, bucket, POOL_C_GLOBAL_ATTEMPTS, 1);
 	ret = -EAGAIN;
 	for (int i = 0; i < OPTIMISTIC_TRIES && ret == -EAGAIN; i++) {
 		if (i)
@@ -312,18 +312,18 @@ ssize_t pool_read(struct pool_file *pf, uint64_t bucket, void *buf, size_t off, 
 	if (pool_is_broken(pool))
 		return -EIO; /* the copy may hold the zeros that replaced the segment */
 	if (ret >= 0)
-		pool_count(pf, bucket, POOL_C_GLOBAL_HITS, 1);
+		pool_stats_count(pf, bucket, POOL_C_GLOBAL_HITS, 1);
 	return ret;
 }
 
-int pool_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket, const void *data,
-	      size_t len)
+int pool_buf_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket,
+		  const void *data, size_t len)
 {
-	return pool_fill_flags(pf, t, bucket, data, len, false);
+	return pool_buf_fill_flags(pf, t, bucket, data, len, false);
 }
 
-int pool_fill_flags(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket,
-		    const void *data, size_t len, bool prefetch)
+int pool_buf_fill_flags(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket,
+			const void *data, size_t len, bool prefetch)
 {
 	struct pool *pool = pf->pool;
 	uint32_t s = pool_shard_of(pool, pf->slot, bucket), idx;
@@ -352,11 +352,11 @@ int pool_fill_flags(struct pool_file *pf, const struct pool_ticket *t, uint64_t 
 	}
 	pool_shard_unlock(pool, s);
 	if (idx == POOL_NONE) {
-		pool_count(pf, bucket, POOL_C_FILL_DROPS, 1);
+		pool_stats_count(pf, bucket, POOL_C_FILL_DROPS, 1);
 		return 0;
 	}
 	if (!ret)
-		pool_count(pf, bucket, prefetch ? POOL_C_RA_ISSUED : POOL_C_GBUF_READ_IOS, 1);
+		pool_stats_count(pf, bucket, prefetch ? POOL_C_RA_ISSUED : POOL_C_GBUF_READ_IOS, 1);
 	return 1;
 }
 
@@ -369,7 +369,7 @@ uint64_t pool_now_ns(void)
 }
 
 /* Is a write of the file in flight (I5)? A lease far in the future is a clock jump. */
-bool pool_fslot_write_busy(struct pool_fslot *fs)
+bool pool_buf_write_busy(struct pool_fslot *fs)
 {
 	uint64_t lease, now;
 
@@ -390,13 +390,13 @@ static int drop_all(struct pool_file *pf, int err)
 {
 	if (err == -EIO || pool_fslot_bump_clean(pool_fslot(pf)))
 		return err;
-	pool_count(pf, 0, POOL_C_INVALIDATIONS, 1);
+	pool_stats_count(pf, 0, POOL_C_INVALIDATIONS, 1);
 	return 0;
 }
 
-int pool_write_begin(struct pool_file *pf, uint64_t off, uint64_t len)
+int pool_buf_write_begin(struct pool_file *pf, uint64_t off, uint64_t len)
 {
-	return pool_write_begin_mode(pf, off, len, false);
+	return pool_buf_write_begin_mode(pf, off, len, false);
 }
 
 /*
@@ -404,7 +404,7 @@ int pool_write_begin(struct pool_file *pf, uint64_t off, uint64_t len)
  * of having them dropped. Dirty buffers are never dropped here: a write that
  * goes around them must have flushed them first (its own) or patch them.
  */
-int pool_write_begin_mode(struct pool_file *pf, uint64_t off, uint64_t len, bool keep)
+int pool_buf_write_begin_mode(struct pool_file *pf, uint64_t off, uint64_t len, bool keep)
 {
 	struct pool *pool = pf->pool;
 	struct pool_fslot *fs = pool_fslot(pf);
@@ -426,14 +426,14 @@ int pool_write_begin_mode(struct pool_file *pf, uint64_t off, uint64_t len, bool
 		idx = lookup_or_repair(pool, s, pf->slot, epoch, b);
 		if (idx != POOL_NONE && !(pool_buf_flags(&pool->bufs[idx]) & POOL_BUF_F_DIRTY)) {
 			pool_buf_drop(pool, idx);
-			pool_count(pf, b, POOL_C_GBUF_WRITE_IOS, 1);
+			pool_stats_count(pf, b, POOL_C_GBUF_WRITE_IOS, 1);
 		}
 		pool_shard_unlock(pool, s);
 	}
 	return 0;
 }
 
-int pool_write_end(struct pool_file *pf)
+int pool_buf_write_end(struct pool_file *pf)
 {
 	struct pool_fslot *fs = pool_fslot(pf);
 	uint32_t old = LOAD(&fs->wactive);
@@ -485,7 +485,7 @@ static void truncate_or_drop(struct pool *pool, uint32_t idx, uint64_t size)
 		truncate_buf(pool, idx, size);
 }
 
-int pool_truncate(struct pool_file *pf, uint64_t size)
+int pool_buf_truncate(struct pool_file *pf, uint64_t size)
 {
 	struct pool *pool = pf->pool;
 	struct pool_fslot *fs = pool_fslot(pf);
@@ -494,7 +494,7 @@ int pool_truncate(struct pool_file *pf, uint64_t size)
 
 	if (ret)
 		return ret;
-	if (size == 0 && (ret = pool_invalidate_file(pf)) != -EBUSY)
+	if (size == 0 && (ret = pool_file_invalidate(pf)) != -EBUSY)
 		return ret; /* O(1), unless dirty buffers must stay (I8) */
 	__atomic_fetch_add(&fs->wseq, 1, __ATOMIC_SEQ_CST);
 	epoch = pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST));
@@ -509,7 +509,7 @@ int pool_truncate(struct pool_file *pf, uint64_t size)
 				truncate_or_drop(pool, i, size);
 		pool_shard_unlock(pool, s);
 	}
-	pool_file_deferred_clamp(pf, size);
+	pool_dirty_end_clamp(pf, size);
 	return 0;
 }
 
@@ -541,12 +541,12 @@ void pool_buf_install(struct pool *pool, uint32_t idx, struct pool_file *pf, uin
 	buf_install(pool, idx, pf, epoch, bucket, data, len, flags);
 }
 
-int pool_file_check(struct pool_file *pf)
+int pool_buf_file_check(struct pool_file *pf)
 {
 	return file_check(pf);
 }
 
-bool pool_has(struct pool_file *pf, uint64_t bucket)
+bool pool_buf_has(struct pool_file *pf, uint64_t bucket)
 {
 	struct pool *pool = pf->pool;
 	uint32_t s = pool_shard_of(pool, pf->slot, bucket);

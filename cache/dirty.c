@@ -7,7 +7,7 @@
  * later (flush_interval, fsync, close, truncate, unmount).
  *
  * Nothing here does I/O: the caller reads a bucket's old content when asked
- * (pool_defer returns 0) and writes what pool_dirty_copy() hands it. A dirty
+ * (pool_dirty_defer returns 0) and writes what pool_dirty_copy() hands it. A dirty
  * buffer is cleaned only if it did not change while its bytes were on their
  * way to SOURCE (seq unchanged), so no write is ever lost to a race with
  * the flusher.
@@ -70,14 +70,14 @@ static void patch(struct pool *pool, uint32_t idx, size_t boff, const void *data
 	pool_buf_end(b, seq);
 }
 
-int pool_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *data, size_t len,
-	       const void *base, size_t baselen, uint64_t wseq, uint32_t owner)
+int pool_dirty_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *data,
+		     size_t len, const void *base, size_t baselen, uint64_t wseq, uint32_t owner)
 {
 	struct pool *pool = pf->pool;
 	struct pool_fslot *fs = pool_fslot(pf);
 	uint32_t s = pool_shard_of(pool, pf->slot, bucket), idx, epoch;
 	bool whole = boff == 0 && len == pool->bsize;
-	int err, ret = pool_file_check(pf);
+	int err, ret = pool_buf_file_check(pf);
 
 	if (ret)
 		return ret;
@@ -186,7 +186,7 @@ int pool_dirty_list(struct pool_file *pf, uint32_t owner, uint64_t before_ns,
 	struct pool_fslot *fs = pool_fslot(pf);
 	uint32_t epoch, ndirty;
 	uint64_t end, nb;
-	int n = 0, err = pool_file_check(pf);
+	int n = 0, err = pool_buf_file_check(pf);
 
 	if (err)
 		return err;
@@ -237,7 +237,7 @@ ssize_t pool_dirty_copy(struct pool_file *pf, struct pool_dirty *d, uint32_t own
 	struct pool *pool = pf->pool;
 	uint32_t s = pool_shard_of(pool, pf->slot, d->bucket), idx;
 	ssize_t ret = 0;
-	int err = pool_file_check(pf);
+	int err = pool_buf_file_check(pf);
 
 	if (err)
 		return err;
@@ -272,7 +272,7 @@ int pool_dirty_clean(struct pool_file *pf, const struct pool_dirty *d, uint32_t 
 {
 	struct pool *pool = pf->pool;
 	uint32_t s = pool_shard_of(pool, pf->slot, d->bucket), idx;
-	int ret = 0, err = pool_file_check(pf);
+	int ret = 0, err = pool_buf_file_check(pf);
 
 	if (err)
 		return err;
@@ -292,13 +292,13 @@ int pool_dirty_clean(struct pool_file *pf, const struct pool_dirty *d, uint32_t 
 	return ret;
 }
 
-uint32_t pool_file_dirty(struct pool_file *pf)
+uint32_t pool_dirty_count(struct pool_file *pf)
 {
-	return pool_file_check(pf) ? 0 : pool_fslot_ndirty(pool_fslot(pf));
+	return pool_buf_file_check(pf) ? 0 : pool_fslot_ndirty(pool_fslot(pf));
 }
 
 /* Drop the dirty buffers of dead owners: of slot @only, or of every slot if POOL_NONE. */
-int pool_reap_dead_slot(struct pool *pool, uint32_t only)
+int pool_dirty_reap_slot(struct pool *pool, uint32_t only)
 {
 	uint32_t me = (uint32_t)getpid(), last_dead = 0, last_live = me;
 	int reaped = 0, err;
@@ -327,7 +327,7 @@ int pool_reap_dead_slot(struct pool *pool, uint32_t only)
 			uint64_t bucket = b->bucket;
 
 			pool_buf_drop(pool, i);
-			pool_count_file_slot(pool, file, bucket, POOL_C_DIRTY_LOST, 1);
+			pool_stats_count_fslot(pool, file, bucket, POOL_C_DIRTY_LOST, 1);
 			if (file < pool->nfiles && !pool_fslot_ndirty(&pool->files[file]))
 				STORE(&pool->files[file].dsize, 0); /* SOURCE's size again */
 			reaped++;
@@ -337,17 +337,17 @@ int pool_reap_dead_slot(struct pool *pool, uint32_t only)
 	return reaped;
 }
 
-int pool_reap_dead(struct pool *pool)
+int pool_dirty_reap(struct pool *pool)
 {
-	return pool_reap_dead_slot(pool, POOL_NONE);
+	return pool_dirty_reap_slot(pool, POOL_NONE);
 }
 
-void pool_file_deferred_set(struct pool_file *pf, uint64_t end, int64_t mtime_ns)
+void pool_dirty_end_set(struct pool_file *pf, uint64_t end, int64_t mtime_ns)
 {
 	struct pool_fslot *fs = pool_fslot(pf);
 	uint64_t cur;
 
-	if (pool_file_check(pf))
+	if (pool_buf_file_check(pf))
 		return;
 	STORE(&fs->dmtime_ns, mtime_ns);
 	cur = LOAD(&fs->dsize);
@@ -356,12 +356,12 @@ void pool_file_deferred_set(struct pool_file *pf, uint64_t end, int64_t mtime_ns
 		;
 }
 
-void pool_file_deferred_clamp(struct pool_file *pf, uint64_t size)
+void pool_dirty_end_clamp(struct pool_file *pf, uint64_t size)
 {
 	struct pool_fslot *fs = pool_fslot(pf);
 	uint64_t cur;
 
-	if (pool_file_check(pf))
+	if (pool_buf_file_check(pf))
 		return;
 	if (!pool_fslot_ndirty(fs))
 		size = 0; /* nothing deferred any more: SOURCE's size is the truth */
@@ -371,8 +371,8 @@ void pool_file_deferred_clamp(struct pool_file *pf, uint64_t size)
 		;
 }
 
-bool pool_file_deferred_peek(struct pool *pool, uint64_t dev, uint64_t ino, uint64_t *end,
-			     int64_t *mtime_ns)
+bool pool_dirty_end_peek(struct pool *pool, uint64_t dev, uint64_t ino, uint64_t *end,
+			 int64_t *mtime_ns)
 {
 	uint32_t f = pool_files_peek(pool, dev, ino);
 	const struct pool_fslot *fs;
@@ -405,22 +405,22 @@ int pool_dirty_discard(struct pool_file *pf, uint32_t owner)
 		idx = find_dirty(pf, s, d.bucket, owner);
 		if (idx != POOL_NONE) {
 			pool_buf_drop(pool, idx);
-			pool_count(pf, d.bucket, POOL_C_DIRTY_LOST, 1);
+			pool_stats_count(pf, d.bucket, POOL_C_DIRTY_LOST, 1);
 			n++;
 		}
 		pool_shard_unlock(pool, s);
 		if (idx == POOL_NONE)
 			break;
 	}
-	pool_file_deferred_clamp(pf, UINT64_MAX);
+	pool_dirty_end_clamp(pf, UINT64_MAX);
 	return n;
 }
 
-int pool_bucket_grown(struct pool_file *pf, uint64_t bucket, size_t len)
+int pool_dirty_bucket_grown(struct pool_file *pf, uint64_t bucket, size_t len)
 {
 	struct pool *pool = pf->pool;
 	uint32_t s = pool_shard_of(pool, pf->slot, bucket), idx, epoch;
-	int ret = pool_file_check(pf);
+	int ret = pool_buf_file_check(pf);
 
 	if (ret)
 		return ret;
@@ -448,13 +448,13 @@ int pool_bucket_grown(struct pool_file *pf, uint64_t bucket, size_t len)
 	return ret;
 }
 
-void pool_file_flag(struct pool_file *pf, uint32_t flag)
+void pool_dirty_mark(struct pool_file *pf, uint32_t flag)
 {
-	if (!pool_file_check(pf))
+	if (!pool_buf_file_check(pf))
 		__atomic_fetch_or(&pool_fslot(pf)->flags, flag, __ATOMIC_RELAXED);
 }
 
-bool pool_file_lost(struct pool_file *pf, bool clear)
+bool pool_dirty_lost(struct pool_file *pf, bool clear)
 {
 	uint8_t *mine = &pf->pool->our_dirty[pf->slot];
 

@@ -405,7 +405,7 @@ static int revalidate_locked(struct pool *pool, uint32_t f, const struct pool_fi
 	 * handle, I9: recovered later); another one, or one we cannot tell,
 	 * may have the dead file's inode number and must not see them. */
 	ret = pool_fslot_bump_clean(fs);
-	if (ret == -EBUSY && same != 1 && pool_reap_dead_slot(pool, f) > 0)
+	if (ret == -EBUSY && same != 1 && pool_dirty_reap_slot(pool, f) > 0)
 		ret = pool_fslot_bump_clean(fs);
 	if (ret && ret != -EBUSY)
 		return ret; /* the old buffers are still reachable: do not use them */
@@ -524,7 +524,7 @@ int pool_file_revalidate(struct pool_file *pf, const struct pool_file_id *id)
 	return ret;
 }
 
-int pool_invalidate_file(struct pool_file *pf)
+int pool_file_invalidate(struct pool_file *pf)
 {
 	struct pool_fslot *fs = pool_fslot(pf);
 	uint64_t resident;
@@ -538,11 +538,11 @@ int pool_invalidate_file(struct pool_file *pf)
 	ret = pool_fslot_bump_clean(fs);
 	if (ret)
 		return ret; /* -EBUSY (I8: flush first) or -ETIMEDOUT */
-	pool_count(pf, 0, POOL_C_INVALIDATIONS, (uint32_t)resident);
+	pool_stats_count(pf, 0, POOL_C_INVALIDATIONS, (uint32_t)resident);
 	return 0;
 }
 
-int pool_ticket_get(struct pool_file *pf, struct pool_ticket *t)
+int pool_file_ticket_get(struct pool_file *pf, struct pool_ticket *t)
 {
 	struct pool_fslot *fs = pool_fslot(pf);
 
@@ -553,11 +553,11 @@ int pool_ticket_get(struct pool_file *pf, struct pool_ticket *t)
 	/* Epoch before wseq: a bump in between leaves an old epoch, which is harmless. */
 	t->epoch = pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST));
 	t->wseq = __atomic_load_n(&fs->wseq, __ATOMIC_SEQ_CST);
-	t->busy = pool_fslot_write_busy(fs);
+	t->busy = pool_buf_write_busy(fs);
 	return 0;
 }
 
-bool pool_ticket_valid(struct pool_file *pf, const struct pool_ticket *t)
+bool pool_file_ticket_valid(struct pool_file *pf, const struct pool_ticket *t)
 {
 	struct pool_fslot *fs = pool_fslot(pf);
 

@@ -9,7 +9,7 @@
  * replaces the whole mapping with anonymous zero pages at the same address
  * (mmap is async-signal-safe in practice) and returns, so the faulting access
  * is retried and reads zeros. From then on every pool function sees the
- * broken flag and fails with -EIO, and pool_read() checks it again after its
+ * broken flag and fails with -EIO, and pool_buf_read() checks it again after its
  * copy, so zeros are never handed out as file data. A SIGBUS anywhere else
  * gets the default action again and is re-raised.
  */
@@ -96,12 +96,12 @@ void pool_guard_forget(struct pool *pool)
 	}
 }
 
-bool pool_broken(const struct pool *pool)
+bool pool_guard_broken(const struct pool *pool)
 {
 	return pool && pool_is_broken(pool);
 }
 
-uint64_t pool_lock_timeouts(const struct pool *pool)
+uint64_t pool_guard_lock_timeouts(const struct pool *pool)
 {
 	return pool ? __atomic_load_n(&pool->lock_timeouts, __ATOMIC_RELAXED) : 0;
 }

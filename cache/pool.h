@@ -6,7 +6,7 @@
  *
  * The pool caches fixed-size buckets of files identified by (st_dev, st_ino)
  * and a validator of (size, mtime, ctime). It never does backend I/O: the
- * caller reads a bucket from the backend and hands it to pool_fill(), or
+ * caller reads a bucket from the backend and hands it to pool_buf_fill(), or
  * uses the stream front (stream.h), which does the local -> global -> backend
  * sequence with a read callback.
  *
@@ -108,15 +108,15 @@ int pool_open_readonly(const char *name, struct pool **out, char *err, size_t er
 int pool_guard_sigbus(struct pool *pool);
 
 /*
- * pool_broken - the segment went away under this process (SIGBUS caught):
+ * pool_guard_broken - the segment went away under this process (SIGBUS caught):
  * every pool function fails with -EIO from now on, and no byte read from the
- * pool since the break is ever returned (pool_read re-checks after its copy).
+ * pool since the break is ever returned (pool_buf_read re-checks after its copy).
  * Deferred bytes that were in the pool are lost; stream_flush() says so.
  */
-bool pool_broken(const struct pool *pool);
+bool pool_guard_broken(const struct pool *pool);
 
 /* Lock waits this process gave up (SHM_LOCK_WAIT_NS), for rate-limited logging. */
-uint64_t pool_lock_timeouts(const struct pool *pool);
+uint64_t pool_guard_lock_timeouts(const struct pool *pool);
 
 /* Detach. The pool stays (it is sized once and kept) until pool_unlink(). */
 void pool_close(struct pool *pool);
@@ -178,55 +178,55 @@ void pool_file_put(struct pool_file *pf);
 int pool_file_dup(struct pool_file *pf, struct pool_file **out);
 
 /* Is the bucket cached now? Lock-free, may be wrong by a moment; counts nothing. */
-bool pool_has(struct pool_file *pf, uint64_t bucket);
+bool pool_buf_has(struct pool_file *pf, uint64_t bucket);
 
 /* Set the quota (buffers) exactly, lowering included. Returns granted quota. */
 int pool_file_set_quota(struct pool_file *pf, uint32_t quota);
 
 /*
  * Coherence ticket: take one before reading a bucket from the backend and
- * pass it to pool_fill(); a write, truncate or invalidation in between makes
+ * pass it to pool_buf_fill(); a write, truncate or invalidation in between makes
  * the fill a no-op, so stale data is never inserted. @busy: a write of the
  * file was in flight when it was taken; what the backend returns now must
- * not be cached anywhere (pool_fill() refuses it; local buffers must too).
+ * not be cached anywhere (pool_buf_fill() refuses it; local buffers must too).
  */
 struct pool_ticket {
 	uint32_t epoch;
 	bool busy;
 	uint64_t wseq;
 };
-int pool_ticket_get(struct pool_file *pf, struct pool_ticket *t);
+int pool_file_ticket_get(struct pool_file *pf, struct pool_ticket *t);
 
 /*
- * pool_read - copy @len bytes at @off of bucket @bucket into @buf if cached.
+ * pool_buf_read - copy @len bytes at @off of bucket @bucket into @buf if cached.
  * Returns bytes copied (less than @len, even 0, only where the file ends in
  * this bucket), -ENOENT on a miss, -ESTALE if the handle's slot was reused
  * (get a new handle). Counts a global attempt and, on success, a hit.
  */
-ssize_t pool_read(struct pool_file *pf, uint64_t bucket, void *buf, size_t off, size_t len);
+ssize_t pool_buf_read(struct pool_file *pf, uint64_t bucket, void *buf, size_t off, size_t len);
 
 /*
- * pool_fill - insert bucket @bucket with @len bytes (< bucket size only at end
+ * pool_buf_fill - insert bucket @bucket with @len bytes (< bucket size only at end
  * of file) read from the backend under ticket @t. Returns 1 if inserted or
  * already present, 0 if dropped (stale ticket, or every buffer of its shard
  * reserved by quotas, or a busy ticket), -EINVAL, -ESTALE.
  */
-int pool_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket, const void *data,
-	      size_t len);
+int pool_buf_fill(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket,
+		  const void *data, size_t len);
 
 /*
  * Writes come in two halves around the backend write:
- *   pool_write_begin() before the backend write: drops the cached buckets the
+ *   pool_buf_write_begin() before the backend write: drops the cached buckets the
  *   @len bytes at @off overlap, and refuses fills of the file until
- *   pool_write_end() (or, if the writer dies, until a 5 s lease lapses);
- *   pool_write_end() after the backend write, whether it succeeded or not,
+ *   pool_buf_write_end() (or, if the writer dies, until a 5 s lease lapses);
+ *   pool_buf_write_end() after the backend write, whether it succeeded or not,
  *   and before acknowledging it.
  * Writes are thus write-invalidate: RMS global buffers do not speed writes
  * either, and this way no interleaving of concurrent writes, fills and a
  * writer's death can leave the cache holding bytes the backend does not.
  */
-int pool_write_begin(struct pool_file *pf, uint64_t off, uint64_t len);
-int pool_write_end(struct pool_file *pf);
+int pool_buf_write_begin(struct pool_file *pf, uint64_t off, uint64_t len);
+int pool_buf_write_end(struct pool_file *pf);
 
 /*
  * pool_file_revalidate - record @id as the file's state without dropping its
@@ -238,45 +238,45 @@ int pool_write_end(struct pool_file *pf);
 int pool_file_revalidate(struct pool_file *pf, const struct pool_file_id *id);
 
 /* Drop every cached bucket of the file (O(1)). */
-int pool_invalidate_file(struct pool_file *pf);
+int pool_file_invalidate(struct pool_file *pf);
 
 /*
  * The file is now @size bytes long: drop or trim the buckets that changed.
- * Bracket the backend truncate with pool_write_begin(pf, 0, 0) and
- * pool_write_end(pf), and call this before pool_write_end(). O(pool size).
+ * Bracket the backend truncate with pool_buf_write_begin(pf, 0, 0) and
+ * pool_buf_write_end(pf), and call this before pool_buf_write_end(). O(pool size).
  */
-int pool_truncate(struct pool_file *pf, uint64_t size);
+int pool_buf_truncate(struct pool_file *pf, uint64_t size);
 
 /*
- * pool_fill_flags - pool_fill() for read-ahead: @prefetch marks the buffer so
+ * pool_buf_fill_flags - pool_buf_fill() for read-ahead: @prefetch marks the buffer so
  * that its first read counts as readahead_used, and its eviction unread as
  * readahead_wasted.
  */
-int pool_fill_flags(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket,
-		    const void *data, size_t len, bool prefetch);
+int pool_buf_fill_flags(struct pool_file *pf, const struct pool_ticket *t, uint64_t bucket,
+			const void *data, size_t len, bool prefetch);
 
 /*
- * pool_write_begin_mode - pool_write_begin() that, with @keep, leaves the
- * buffers in place for the caller to update with pool_defer().
+ * pool_buf_write_begin_mode - pool_buf_write_begin() that, with @keep, leaves the
+ * buffers in place for the caller to update with pool_dirty_defer().
  */
-int pool_write_begin_mode(struct pool_file *pf, uint64_t off, uint64_t len, bool keep);
+int pool_buf_write_begin_mode(struct pool_file *pf, uint64_t off, uint64_t len, bool keep);
 
 /*
- * Deferred write (I8 in pool_layout.h). Between pool_write_begin_mode(keep)
- * and pool_write_end():
+ * Deferred write (I8 in pool_layout.h). Between pool_buf_write_begin_mode(keep)
+ * and pool_buf_write_end():
  *
- * pool_defer - put @len bytes at @boff of bucket @bucket into the pool as
+ * pool_dirty_defer - put @len bytes at @boff of bucket @bucket into the pool as
  * dirty bytes owned by @owner (a pid). If the bucket is not cached and the
  * write does not cover it, returns 0: read its current content (@baselen
- * bytes, short at end of file) into @base, take @wseq from pool_ticket_get()
+ * bytes, short at end of file) into @base, take @wseq from pool_file_ticket_get()
  * before that read, and call again. Returns 1 when deferred, 2 when the bytes
  * went into a bucket another owner will write back (the caller should write
  * them through as well), -EAGAIN when another write moved the file since
  * @wseq (read @base again), -ENOSPC when no buffer can be had (write through),
  * or -errno.
  */
-int pool_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *data, size_t len,
-	       const void *base, size_t baselen, uint64_t wseq, uint32_t owner);
+int pool_dirty_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *data,
+		     size_t len, const void *base, size_t baselen, uint64_t wseq, uint32_t owner);
 
 /* One dirty bucket on its way to SOURCE. */
 struct pool_dirty {
@@ -304,10 +304,10 @@ int pool_dirty_clean(struct pool_file *pf, const struct pool_dirty *d, uint32_t 
  * _clamp lowers it to @size (truncate), or to 0 once nothing is dirty;
  * _peek reads it lock-free by (dev, ino), true if there is deferred data.
  */
-void pool_file_deferred_set(struct pool_file *pf, uint64_t end, int64_t mtime_ns);
-void pool_file_deferred_clamp(struct pool_file *pf, uint64_t size);
-bool pool_file_deferred_peek(struct pool *pool, uint64_t dev, uint64_t ino, uint64_t *end,
-			     int64_t *mtime_ns);
+void pool_dirty_end_set(struct pool_file *pf, uint64_t end, int64_t mtime_ns);
+void pool_dirty_end_clamp(struct pool_file *pf, uint64_t size);
+bool pool_dirty_end_peek(struct pool *pool, uint64_t dev, uint64_t ino, uint64_t *end,
+			 int64_t *mtime_ns);
 
 /* Give up @owner's dirty buffers of the file (their flush failed and was
  * reported; nobody is left to retry): dropped and counted as dirty_lost. */
@@ -318,22 +318,22 @@ int pool_dirty_discard(struct pool_file *pf, uint32_t owner);
  * shorter (the end of file was there): a clean copy is dropped, a dirty one
  * grows with zeros (SOURCE has a hole between). Returns 1 if it acted.
  */
-int pool_bucket_grown(struct pool_file *pf, uint64_t bucket, size_t len);
+int pool_dirty_bucket_grown(struct pool_file *pf, uint64_t bucket, size_t len);
 
 /* Mark the file for display (POOL_FILE_F_RELAXED); cleared when the slot is reused. */
-void pool_file_flag(struct pool_file *pf, uint32_t flag);
+void pool_dirty_mark(struct pool_file *pf, uint32_t flag);
 
 /* Dirty buffers of the file (any owner). */
-uint32_t pool_file_dirty(struct pool_file *pf);
+uint32_t pool_dirty_count(struct pool_file *pf);
 
 /*
- * After the pool broke (pool_broken): did this process have deferred bytes of
+ * After the pool broke (pool_guard_broken): did this process have deferred bytes of
  * the file in it, not flushed yet? They are lost; @clear: report them once.
  */
-bool pool_file_lost(struct pool_file *pf, bool clear);
+bool pool_dirty_lost(struct pool_file *pf, bool clear);
 
 /* Drop dirty buffers whose owner process is gone (counted as dirty_lost). */
-int pool_reap_dead(struct pool *pool);
+int pool_dirty_reap(struct pool *pool);
 
 /*
  * Recovery of dead owners' deferred bytes (I9 in pool_layout.h,
@@ -350,16 +350,16 @@ struct pool_recover_note {
 typedef void pool_recover_fn(void *arg, const struct pool_recover_note *note);
 
 /*
- * pool_recover - write every dirty buffer whose owner process is gone back
+ * pool_recover_all - write every dirty buffer whose owner process is gone back
  * to its file when the file is provably the one it was, else drop it; call
  * @fn (may be NULL) once per file that had any, outside every pool lock.
  * Does I/O (pwrite, fdatasync): not for a latency-critical path. Safe
  * against concurrent recoverers (each buffer is claimed under its shard
  * lock). Returns the buffers recovered, or -errno (-EROFS read-only pool).
  */
-int pool_recover(struct pool *pool, pool_recover_fn *fn, void *arg);
+int pool_recover_all(struct pool *pool, pool_recover_fn *fn, void *arg);
 
-/* As pool_recover(), for file slot @slot only (see pool_file_get()). */
+/* As pool_recover_all(), for file slot @slot only (see pool_file_get()). */
 int pool_recover_slot(struct pool *pool, uint32_t slot, pool_recover_fn *fn, void *arg);
 
 /*
@@ -373,23 +373,23 @@ int pool_recover_file(struct pool *pool, const struct pool_file_id *id, pool_rec
 		      void *arg);
 
 /* The miss-ratio curve region (cache/mrc.h), or NULL; read-only attaches too. */
-void *pool_mrc_region(struct pool *pool, size_t *size);
+void *pool_stats_mrc_region(struct pool *pool, size_t *size);
 
 /* The file's slot and identity generation, for per-file state kept elsewhere. */
-void pool_file_slot(const struct pool_file *pf, uint32_t *slot, uint32_t *gen);
+void pool_stats_fslot(const struct pool_file *pf, uint32_t *slot, uint32_t *gen);
 
 /* Add @n to counter @c of the file and of the pool (for callers' own I/O). */
-void pool_count(struct pool_file *pf, uint64_t bucket, enum pool_counter c, uint64_t n);
+void pool_stats_count(struct pool_file *pf, uint64_t bucket, enum pool_counter c, uint64_t n);
 
 /* Add @n to pool-wide counter @c (events of no file, such as passthrough opens). */
-void pool_count_pool(struct pool *pool, enum pool_counter c, uint64_t n);
+void pool_stats_count_pool(struct pool *pool, enum pool_counter c, uint64_t n);
 
 /* Recompute residency counts after crash recovery; normally automatic. */
-int pool_recount(struct pool *pool);
+int pool_shard_recount(struct pool *pool);
 
 /* Snapshot of a file's statistics, for the monitor and the tools: one file's
  * identity and numbers, copied under the slot's idgen seqlock (stats.c). */
-struct pool_file_stats {
+struct pool_stats_file {
 	uint64_t dev, ino;
 	uint32_t slot;
 	uint32_t opens;	   /* active streams */
@@ -410,18 +410,18 @@ struct pool_stats {
 };
 
 int pool_stats_get(struct pool *pool, struct pool_stats *st);
-int pool_file_stats(struct pool_file *pf, struct pool_file_stats *st);
+int pool_stats_file(struct pool_file *pf, struct pool_stats_file *st);
 
 /*
- * pool_file_iter - call @fn for each file slot in use, in slot order, with a
+ * pool_stats_file_iter - call @fn for each file slot in use, in slot order, with a
  * consistent snapshot; stops early and returns @fn's value if non-zero.
  * Lock-free, so usable on a read-only pool while daemons run.
  */
-int pool_file_iter(struct pool *pool, int (*fn)(const struct pool_file_stats *st, void *arg),
-		   void *arg);
+int pool_stats_file_iter(struct pool *pool, int (*fn)(const struct pool_stats_file *st, void *arg),
+			 void *arg);
 
 /* Display name of a counter ("local_hits", ...). */
-const char *pool_counter_name(enum pool_counter c);
+const char *pool_stats_counter_name(enum pool_counter c);
 
 uint32_t pool_bucket_size(const struct pool *pool);
 

@@ -175,7 +175,7 @@ void pool_shard_repair(struct pool *pool, uint32_t s);
 void pool_shard_unlock(struct pool *pool, uint32_t s);
 int pool_files_lock(struct pool *pool);
 void pool_files_unlock(struct pool *pool);
-int pool_mutex_init(pthread_mutex_t *m);
+int pool_shard_mutex_init(pthread_mutex_t *m);
 
 /* files.c */
 struct pool_fslot *pool_fslot(struct pool_file *pf);
@@ -184,12 +184,12 @@ void pool_fslot_bump_epoch(struct pool_fslot *fs);
 int pool_fslot_bump_clean(struct pool_fslot *fs);
 bool pool_fslot_dirty_take(struct pool_fslot *fs);
 void pool_files_repair(struct pool *pool);
-bool pool_fslot_write_busy(struct pool_fslot *fs);
+bool pool_buf_write_busy(struct pool_fslot *fs);
 void pool_fslot_dirty_add(struct pool_fslot *fs, int delta);
 bool pool_pid_gone(uint32_t pid);
 /* Drop slot @only's dirty buffers whose owner died, every slot's if
  * POOL_NONE (files_lock may be held: shard locks come after it). */
-int pool_reap_dead_slot(struct pool *pool, uint32_t only);
+int pool_dirty_reap_slot(struct pool *pool, uint32_t only);
 
 /* I8: the slot's dirty buffers (the low half of fslot.dirty). */
 static inline uint32_t pool_fslot_ndirty(const struct pool_fslot *fs)
@@ -207,16 +207,16 @@ uint32_t pool_buf_lookup(struct pool *pool, uint32_t s, uint32_t file, uint32_t 
 uint32_t pool_buf_victim(struct pool *pool, uint32_t s);
 void pool_buf_install(struct pool *pool, uint32_t idx, struct pool_file *pf, uint32_t epoch,
 		      uint64_t bucket, const void *data, size_t len, uint8_t flags);
-int pool_file_check(struct pool_file *pf);
+int pool_buf_file_check(struct pool_file *pf);
 uint64_t pool_now_ns(void);
 
 /* guard.c */
 void pool_guard_forget(struct pool *pool);
 
 /* stats.c */
-void pool_count_shard(struct pool *pool, uint32_t s, enum pool_counter c, uint64_t n);
+void pool_stats_count_shard(struct pool *pool, uint32_t s, enum pool_counter c, uint64_t n);
 /* A file counter by slot (and the pool's), for code that holds no handle. */
-void pool_count_file_slot(struct pool *pool, uint32_t slot, uint64_t bucket, enum pool_counter c,
-			  uint64_t n);
+void pool_stats_count_fslot(struct pool *pool, uint32_t slot, uint64_t bucket, enum pool_counter c,
+			    uint64_t n);
 
 #endif

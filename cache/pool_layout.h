@@ -37,7 +37,7 @@
  *
  * Locks. Each shard has a robust, process-shared mutex; the header has one
  * more, files_lock, for the file table. Lock order: files_lock before any
- * shard lock; shard locks in ascending index. Only pool_recount() ever holds
+ * shard lock; shard locks in ascending index. Only pool_shard_recount() ever holds
  * more than one shard lock. Nothing sleeps or does I/O under a lock; the
  * longest critical section is one memcpy of at most one bucket (fill/write).
  * No wait for a lock is unbounded (cache/shmlock.h): a holder that is alive
@@ -65,7 +65,7 @@
  *     writer died with seq odd) the reader takes the shard lock, which runs
  *     recovery if needed. A concurrent chain change can make the lock-free
  *     walk miss a present bucket; never can it return wrong bytes. A false
- *     miss costs one redundant backend read, after which pool_fill finds the
+ *     miss costs one redundant backend read, after which pool_buf_fill finds the
  *     bucket already present.
  * I3. Descriptors are the truth; chains are an index. A chain may be rebuilt
  *     from the descriptors at any time under the shard lock (crash recovery
@@ -80,11 +80,11 @@
  * I5. fslot.wseq grows on every event that can make cached bytes wrong, and
  *     always before the buffers concerned are touched: truncation and
  *     invalidation bump it once after the backend changed; a write bumps it
- *     at pool_write_begin(), before the backend write, and again at
- *     pool_write_end(). A fill carries a ticket (epoch, wseq, busy) taken
- *     before its backend read; pool_fill() inserts under the ticket's epoch
+ *     at pool_buf_write_begin(), before the backend write, and again at
+ *     pool_buf_write_end(). A fill carries a ticket (epoch, wseq, busy) taken
+ *     before its backend read; pool_buf_fill() inserts under the ticket's epoch
  *     only if the ticket was not busy and epoch and wseq are still the
- *     ticket's, checked under the shard lock. pool_write_begin() raises
+ *     ticket's, checked under the shard lock. pool_buf_write_begin() raises
  *     wactive and the lease, bumps wseq, then drops the buckets the write
  *     overlaps, each under its shard lock. So a fill that read the old bytes
  *     either took its ticket while the write was active (busy: refused), or
@@ -103,7 +103,7 @@
  *     is owner (the only one that has the file open for it). The clock never
  *     takes a DIRTY buffer and an epoch bump is refused while the slot has
  *     dirty buffers (pool_file_get keeps the buffers of a file with dirty
- *     data whose validator moved, pool_invalidate_file returns -EBUSY), so
+ *     data whose validator moved, pool_file_invalidate returns -EBUSY), so
  *     dirty bytes are never dropped silently; a truncate drops the ones past
  *     the new end. The count and the bump exclude each other through one
  *     word, fslot.dirty = bumper pid << 32 | dirty buffers: a bump first
@@ -112,8 +112,8 @@
  *     count was taken while no bump was under way and the epoch and idgen
  *     it was found under were seen unchanged after that. A bumper that died
  *     holding the word is taken over by the next one (its pid is gone).
- *     Dirty bytes are changed in place only between pool_write_begin(KEEP)
- *     and pool_write_end(), so tickets keep working (I5). A flush copies the
+ *     Dirty bytes are changed in place only between pool_buf_write_begin(KEEP)
+ *     and pool_buf_write_end(), so tickets keep working (I5). A flush copies the
  *     bytes out under the seqlock, writes them outside any lock, and clears
  *     DIRTY only if seq did not move meanwhile; otherwise the buffer stays
  *     dirty and is written again. A buffer whose owner no longer exists is
@@ -137,7 +137,7 @@
  *     retries). Only when the file is provably not the same one (handle
  *     stale, dev/ino/type differ), or cannot be proved to be (no handle
  *     recorded, a pool others can write, the handle cannot be opened here)
- *     are they dropped by pool_reap_dead_slot() and counted as dirty_lost;
+ *     are they dropped by pool_dirty_reap_slot() and counted as dirty_lost;
  *     recovered ones count as dirty_recovered. The handle's bytes are
  *     untrusted: fh_bytes is bounded before use, and a handle is used only
  *     from a pool owned by this uid with mode 0600 (docs/security.md).
@@ -146,7 +146,7 @@
  * A shard lock held by a dead process returns EOWNERDEAD to the next locker,
  * which frees every descriptor with odd seq (its data was half written),
  * rebuilds all chains of the shard from the descriptors (I3), marks the
- * mutex consistent and sets header.recount_pending; a later pool_recount()
+ * mutex consistent and sets header.recount_pending; a later pool_shard_recount()
  * takes all shard locks and recomputes every residency count from the
  * descriptors. files_lock recovery rebuilds the file chains from the slots,
  * finishes or undoes a half-done identity change (idgen odd -> slot freed, its
@@ -160,8 +160,9 @@
 #include <stdint.h>
 
 #define POOL_MAGIC 0x31424c4643434158ULL /* "XACCFLB1" little-endian */
-#define POOL_LAYOUT_VERSION 5U /* 4: lock_timeouts; 5: file handle in the slot, dirty_recovered,
-				* passthrough counters */
+#define POOL_LAYOUT_VERSION                                                  \
+	5U /* 4: lock_timeouts; 5: file handle in the slot, dirty_recovered, \
+	    * passthrough counters */
 #define POOL_ENDIAN_TAG 0x01020304U
 #define POOL_NONE UINT32_MAX		  /* "no index" in chains and descriptors */
 #define POOL_PATH_LEN 64		  /* bytes of path kept per file, NUL included */
@@ -201,11 +202,11 @@ enum pool_counter {
 	POOL_C_FILL_DROPS,		    /* fills refused: stale ticket or no evictable buffer */
 	POOL_C_RECOVERIES,		    /* locks recovered from a dead owner */
 	POOL_C_INVALIDATIONS,		    /* buffers dropped by write/truncate/invalidate */
-	POOL_C_DIRTY_LOST,		    /* dirty buffers dropped: their file is not provably the same */
-	POOL_C_DIRTY_RECOVERED,		    /* dirty buffers of a dead owner written back (I9) */
-	POOL_C_LOCK_TIMEOUTS,		    /* lock waits given up after SHM_LOCK_WAIT_NS */
-	POOL_C_PT_OPENS,		    /* opens handed to kernel passthrough */
-	POOL_C_PT_FALLBACKS,		    /* ... that passthrough refused: served by a daemon */
+	POOL_C_DIRTY_LOST,	/* dirty buffers dropped: their file is not provably the same */
+	POOL_C_DIRTY_RECOVERED, /* dirty buffers of a dead owner written back (I9) */
+	POOL_C_LOCK_TIMEOUTS,	/* lock waits given up after SHM_LOCK_WAIT_NS */
+	POOL_C_PT_OPENS,	/* opens handed to kernel passthrough */
+	POOL_C_PT_FALLBACKS,	/* ... that passthrough refused: served by a daemon */
 	POOL_C_POOL_MAX,
 };
 
@@ -242,7 +243,7 @@ struct pool_header {
 
 	/* Mutable. */
 	union pool_mutex files_lock; /* protects the file table, fchains, reserved */
-	uint32_t recount_pending;    /* atomic: residency counts need pool_recount() */
+	uint32_t recount_pending;    /* atomic: residency counts need pool_shard_recount() */
 	uint32_t reserved;	     /* files_lock: sum of quotas of used slots */
 	uint32_t files_used;	     /* files_lock: slots in state USED */
 	uint32_t file_hint;	     /* files_lock: where the next free-slot scan starts */

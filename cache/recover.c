@@ -258,7 +258,7 @@ static int write_batch(struct pool_file *pf, int fd, uint32_t me, uint8_t *buf)
 		return -errno;
 	for (int k = 0; k < n; k++)
 		if (copied[k] && pool_dirty_clean(pf, &d[k], me) == 1) {
-			pool_count(pf, d[k].bucket, POOL_C_DIRTY_RECOVERED, 1);
+			pool_stats_count(pf, d[k].bucket, POOL_C_DIRTY_RECOVERED, 1);
 			done++;
 		}
 	return n ? done : -ENOENT; /* -ENOENT: nothing of ours left */
@@ -278,7 +278,7 @@ static int write_back(struct pool *pool, uint32_t f, const struct ident *id, int
 		total += ret > 0 ? ret : 0;
 	}
 	free(buf);
-	pool_file_deferred_clamp(&pf, UINT64_MAX); /* nothing deferred left: SOURCE's size */
+	pool_dirty_end_clamp(&pf, UINT64_MAX); /* nothing deferred left: SOURCE's size */
 	return ret == -ENOENT || ret >= 0 ? total : ret;
 }
 
@@ -292,7 +292,7 @@ static void report(pool_recover_fn *fn, void *arg, const struct pool_recover_not
 static void drop(struct pool *pool, uint32_t f, struct pool_recover_note *note, const char *why,
 		 int err, pool_recover_fn *fn, void *arg)
 {
-	int ret = pool_reap_dead_slot(pool, f);
+	int ret = pool_dirty_reap_slot(pool, f);
 
 	note->why = why;
 	note->err = err;
@@ -354,7 +354,7 @@ int pool_recover_slot(struct pool *pool, uint32_t slot, pool_recover_fn *fn, voi
 	return recover_one(pool, slot, fn, arg, &p);
 }
 
-int pool_recover(struct pool *pool, pool_recover_fn *fn, void *arg)
+int pool_recover_all(struct pool *pool, pool_recover_fn *fn, void *arg)
 {
 	struct pids p = { 0 };
 	uint8_t *todo;

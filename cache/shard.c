@@ -25,7 +25,7 @@
 
 static __thread bool in_recount;
 
-int pool_mutex_init(pthread_mutex_t *m)
+int pool_shard_mutex_init(pthread_mutex_t *m)
 {
 	pthread_mutexattr_t attr;
 	int ret;
@@ -130,7 +130,7 @@ void pool_shard_unlock(struct pool *pool, uint32_t s)
 {
 	pthread_mutex_unlock(&pool->shards[s].lock.m);
 	if (LOAD(&pool->hdr->recount_pending) && !in_recount)
-		pool_recount(pool);
+		pool_shard_recount(pool);
 }
 
 int pool_files_lock(struct pool *pool)
@@ -183,12 +183,12 @@ static void recount_locked(struct pool *pool, uint32_t *epoch, uint32_t *count)
 }
 
 /*
- * pool_recount - make every file's residency count exact again, after a
+ * pool_shard_recount - make every file's residency count exact again, after a
  * recovery left them approximate. Takes every shard lock in order, so fills
  * and evictions (the only count changers) are excluded. Returns 0, or -ENOMEM
  * (the recount stays pending).
  */
-int pool_recount(struct pool *pool)
+int pool_shard_recount(struct pool *pool)
 {
 	uint32_t *epoch, *count, locked;
 	int ret = 0;

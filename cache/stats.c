@@ -43,17 +43,17 @@ static const char *const counter_names[POOL_C_POOL_MAX] = {
 	[POOL_C_PT_FALLBACKS] = "passthrough_fallbacks",
 };
 
-const char *pool_counter_name(enum pool_counter c)
+const char *pool_stats_counter_name(enum pool_counter c)
 {
 	return (unsigned int)c < POOL_C_POOL_MAX ? counter_names[c] : "?";
 }
 
-void pool_count_shard(struct pool *pool, uint32_t s, enum pool_counter c, uint64_t n)
+void pool_stats_count_shard(struct pool *pool, uint32_t s, enum pool_counter c, uint64_t n)
 {
 	ADD(&pool->shards[s].c[c], n);
 }
 
-void pool_count_pool(struct pool *pool, enum pool_counter c, uint64_t n)
+void pool_stats_count_pool(struct pool *pool, enum pool_counter c, uint64_t n)
 {
 	static __thread uint32_t spread; /* threads of a daemon start on different shards */
 
@@ -61,10 +61,10 @@ void pool_count_pool(struct pool *pool, enum pool_counter c, uint64_t n)
 		return;
 	if (!spread)
 		spread = (uint32_t)(uintptr_t)&spread >> 12 | 1;
-	pool_count_shard(pool, spread % pool->nshards, c, n);
+	pool_stats_count_shard(pool, spread % pool->nshards, c, n);
 }
 
-void pool_count(struct pool_file *pf, uint64_t bucket, enum pool_counter c, uint64_t n)
+void pool_stats_count(struct pool_file *pf, uint64_t bucket, enum pool_counter c, uint64_t n)
 {
 	struct pool *pool = pf->pool;
 
@@ -75,22 +75,22 @@ void pool_count(struct pool_file *pf, uint64_t bucket, enum pool_counter c, uint
 		ADD(&pool->lock_timeouts, n); /* the daemon's log looks here */
 	if (c < POOL_C_FILE_MAX)
 		ADD(&pool_fslot(pf)->c[c], n);
-	pool_count_shard(pool, pool_shard_of(pool, pf->slot, bucket), c, n);
+	pool_stats_count_shard(pool, pool_shard_of(pool, pf->slot, bucket), c, n);
 }
 
-void pool_count_file_slot(struct pool *pool, uint32_t slot, uint64_t bucket, enum pool_counter c,
-			  uint64_t n)
+void pool_stats_count_fslot(struct pool *pool, uint32_t slot, uint64_t bucket, enum pool_counter c,
+			    uint64_t n)
 {
 	if ((unsigned int)c >= POOL_C_POOL_MAX || pool->readonly || slot >= pool->nfiles ||
 	    pool_is_broken(pool))
 		return;
 	if (c < POOL_C_FILE_MAX)
 		ADD(&pool->files[slot].c[c], n);
-	pool_count_shard(pool, pool_shard_of(pool, slot, bucket), c, n);
+	pool_stats_count_shard(pool, pool_shard_of(pool, slot, bucket), c, n);
 }
 
 /* Copy slot @f into @st; false if it is free or changed identity meanwhile. */
-static bool snapshot(struct pool *pool, uint32_t f, struct pool_file_stats *st)
+static bool snapshot(struct pool *pool, uint32_t f, struct pool_stats_file *st)
 {
 	const struct pool_fslot *fs = &pool->files[f];
 	uint32_t gen = LOAD_ACQ(&fs->idgen);
@@ -114,7 +114,7 @@ static bool snapshot(struct pool *pool, uint32_t f, struct pool_file_stats *st)
 	return LOAD(&fs->idgen) == gen;
 }
 
-int pool_file_stats(struct pool_file *pf, struct pool_file_stats *st)
+int pool_stats_file(struct pool_file *pf, struct pool_stats_file *st)
 {
 	for (int tries = 0; tries < 100; tries++) {
 		if (pool_is_broken(pf->pool))
@@ -127,10 +127,10 @@ int pool_file_stats(struct pool_file *pf, struct pool_file_stats *st)
 	return -EAGAIN;
 }
 
-int pool_file_iter(struct pool *pool, int (*fn)(const struct pool_file_stats *st, void *arg),
-		   void *arg)
+int pool_stats_file_iter(struct pool *pool, int (*fn)(const struct pool_stats_file *st, void *arg),
+			 void *arg)
 {
-	struct pool_file_stats st;
+	struct pool_stats_file st;
 	int ret;
 
 	if (pool_is_broken(pool))
@@ -165,13 +165,13 @@ int pool_stats_get(struct pool *pool, struct pool_stats *st)
 	return 0;
 }
 
-void *pool_mrc_region(struct pool *pool, size_t *size)
+void *pool_stats_mrc_region(struct pool *pool, size_t *size)
 {
 	*size = pool->mrc_size;
 	return pool->mrc_size && !pool_is_broken(pool) ? pool->mrc : NULL;
 }
 
-void pool_file_slot(const struct pool_file *pf, uint32_t *slot, uint32_t *gen)
+void pool_stats_fslot(const struct pool_file *pf, uint32_t *slot, uint32_t *gen)
 {
 	*slot = pf->slot;
 	*gen = pf->idgen;

@@ -17,7 +17,7 @@
  * refused (-EAGAIN: the caller writes through).
  *
  * A pool that cannot be trusted for this file any more goes out of the way:
- * once the pool is broken (SIGBUS, pool_broken) or an invalidation of the
+ * once the pool is broken (SIGBUS, pool_guard_broken) or an invalidation of the
  * file could not be done (a lock wait timed out and the epoch bump was
  * refused), the stream is "off": reads go straight to the backend, its local
  * buffers and the pool are not read again, writes need no bracket.
@@ -68,7 +68,7 @@ int stream_open(struct pool *pool, const struct pool_file_id *id, const char *pa
 	st->quota = quota;
 	st->id = *id;
 	st->path = path ? strdup(path) : NULL;
-	st->mrc = pool_mrc_region(pool, &st->mrc_size);
+	st->mrc = pool_stats_mrc_region(pool, &st->mrc_size);
 	pthread_mutex_init(&st->lock, NULL);
 	ret = local_create(st->bsize, nlocal, &st->lc);
 	if (!ret)
@@ -104,13 +104,13 @@ void stream_close(struct stream *st)
 /* Is the cache out of the way for this stream (see the top of the file)? */
 static bool bypass(struct stream *st)
 {
-	return __atomic_load_n(&st->off, __ATOMIC_RELAXED) || pool_broken(st->pool);
+	return __atomic_load_n(&st->off, __ATOMIC_RELAXED) || pool_guard_broken(st->pool);
 }
 
 /* An invalidation failed with @ret: unless the pool is gone anyway, stop using it. */
 static int give_up(struct stream *st, int ret)
 {
-	if (pool_broken(st->pool))
+	if (pool_guard_broken(st->pool))
 		return 0;
 	if (ret < 0 && ret != -ESTALE)
 		__atomic_store_n(&st->off, true, __ATOMIC_RELAXED);
@@ -154,10 +154,10 @@ static ssize_t read_cached(struct stream *st, const struct pool_ticket *t, uint6
 
 	*level = 0;
 	if (local_count(st->lc)) {
-		pool_count(st->pf, bucket, POOL_C_LOCAL_ATTEMPTS, 1);
+		pool_stats_count(st->pf, bucket, POOL_C_LOCAL_ATTEMPTS, 1);
 		ret = local_read(st->lc, t, bucket, buf, off, len);
 		if (ret >= 0) {
-			pool_count(st->pf, bucket, POOL_C_LOCAL_HITS, 1);
+			pool_stats_count(st->pf, bucket, POOL_C_LOCAL_HITS, 1);
 			return ret;
 		}
 	}
@@ -171,8 +171,8 @@ static ssize_t read_cached(struct stream *st, const struct pool_ticket *t, uint6
 	st->seq_next = bucket * st->bsize + off + len;
 	lb = seq ? local_prepare(st->lc) : NULL;
 	if (!lb)
-		return pool_read(st->pf, bucket, buf, off, len);
-	ret = pool_read(st->pf, bucket, lb, 0, st->bsize);
+		return pool_buf_read(st->pf, bucket, buf, off, len);
+	ret = pool_buf_read(st->pf, bucket, lb, 0, st->bsize);
 	if (ret < 0)
 		return ret;
 	local_commit(st->lc, t, bucket, (size_t)ret);
@@ -218,18 +218,18 @@ static ssize_t read_backend(struct stream *st, struct pool_file *pf, const struc
 	got = fn(arg, tmp, st->bsize, bucket * st->bsize);
 	if (got < 0)
 		goto out;
-	pool_count(pf, bucket, POOL_C_BACKEND_READS, 1);
-	pool_count(pf, bucket, POOL_C_BACKEND_READ_BYTES, (uint64_t)got);
+	pool_stats_count(pf, bucket, POOL_C_BACKEND_READS, 1);
+	pool_stats_count(pf, bucket, POOL_C_BACKEND_READ_BYTES, (uint64_t)got);
 	/* Nothing past the end of the file is worth a buffer (a read at a
 	 * bucket-aligned end would otherwise cache an empty one). */
 	if (got == 0)
 		goto out;
-	pool_fill(pf, t, bucket, tmp, (size_t)got);
+	pool_buf_fill(pf, t, bucket, tmp, (size_t)got);
 	pthread_mutex_lock(&st->lock);
 	if (!t->busy && pf == st->pf && local_count(st->lc) && (lb = local_prepare(st->lc))) {
 		memcpy(lb, tmp, (size_t)got);
 		local_commit(st->lc, t, bucket, (size_t)got);
-		pool_count(pf, bucket, POOL_C_LBUF_READ_IOS, 1);
+		pool_stats_count(pf, bucket, POOL_C_LBUF_READ_IOS, 1);
 	}
 	pthread_mutex_unlock(&st->lock);
 	if ((size_t)got > off)
@@ -258,15 +258,15 @@ static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t
 		return read_backend(st, pf, &t, bucket, buf, off, len, fn, arg);
 	}
 	pthread_mutex_lock(&st->lock);
-	ret = pool_ticket_get(st->pf, &t);
+	ret = pool_file_ticket_get(st->pf, &t);
 	if (ret == -ESTALE && !(ret = reopen(st)))
-		ret = pool_ticket_get(st->pf, &t);
+		ret = pool_file_ticket_get(st->pf, &t);
 	if (st->mrc && !ret) { /* every reference of the file, whatever level serves it */
 		uint32_t slot, gen;
 
-		pool_file_slot(st->pf, &slot, &gen);
+		pool_stats_fslot(st->pf, &slot, &gen);
 		if (mrc_access(st->mrc, st->mrc_size, slot, gen, bucket) == -ETIMEDOUT)
-			pool_count(st->pf, bucket, POOL_C_LOCK_TIMEOUTS, 1);
+			pool_stats_count(st->pf, bucket, POOL_C_LOCK_TIMEOUTS, 1);
 	}
 	if (!ret)
 		ret = read_cached(st, &t, bucket, buf, off, len, &level);
@@ -315,17 +315,17 @@ int stream_write_begin(struct stream *st, uint64_t off, size_t len)
 	for (uint64_t b = first; b <= last && len; b++)
 		dropped += local_invalidate(st->lc, b);
 	if (dropped)
-		pool_count(st->pf, first, POOL_C_LBUF_WRITE_IOS, (uint64_t)dropped);
-	ret = pool_write_begin(st->pf, off, len);
+		pool_stats_count(st->pf, first, POOL_C_LBUF_WRITE_IOS, (uint64_t)dropped);
+	ret = pool_buf_write_begin(st->pf, off, len);
 	if (ret == -ESTALE && !(ret = reopen(st)))
-		ret = pool_write_begin(st->pf, off, len);
+		ret = pool_buf_write_begin(st->pf, off, len);
 	st->wpf = ret ? NULL : st->pf;
 	pthread_mutex_unlock(&st->lock);
 	/* slot taken by another file and none free: write through, unbracketed */
 	if (ret == -ESTALE || ret == -ENOSPC)
 		return 0;
 	/* a broken pool: there is no cached copy left to keep coherent */
-	if (ret == -EIO && pool_broken(st->pool))
+	if (ret == -EIO && pool_guard_broken(st->pool))
 		return 0;
 	ret = give_up(st, ret);
 	return ret == -ETIMEDOUT ? -EIO : ret;
@@ -339,10 +339,10 @@ int stream_write_end(struct stream *st, uint64_t off, ssize_t res)
 		return 0;
 	st->wpf = NULL;
 	if (res > 0) {
-		pool_count(pf, off / st->bsize, POOL_C_BACKEND_WRITES, 1);
-		pool_count(pf, off / st->bsize, POOL_C_BACKEND_WRITE_BYTES, (uint64_t)res);
+		pool_stats_count(pf, off / st->bsize, POOL_C_BACKEND_WRITES, 1);
+		pool_stats_count(pf, off / st->bsize, POOL_C_BACKEND_WRITE_BYTES, (uint64_t)res);
 	}
-	return pool_write_end(pf);
+	return pool_buf_write_end(pf);
 }
 
 int stream_truncate(struct stream *st, uint64_t size)
@@ -352,7 +352,7 @@ int stream_truncate(struct stream *st, uint64_t size)
 	pthread_mutex_lock(&st->lock);
 	local_invalidate(st->lc, UINT64_MAX);
 	if (st->wpf)
-		ret = pool_truncate(st->wpf, size);
+		ret = pool_buf_truncate(st->wpf, size);
 	pthread_mutex_unlock(&st->lock);
 	return give_up(st, ret);
 }
@@ -374,7 +374,7 @@ int stream_invalidate(struct stream *st)
 
 	pthread_mutex_lock(&st->lock);
 	local_invalidate(st->lc, UINT64_MAX);
-	ret = pool_invalidate_file(st->pf);
+	ret = pool_file_invalidate(st->pf);
 	pthread_mutex_unlock(&st->lock);
 	return ret == -EBUSY ? ret : give_up(st, ret); /* -EBUSY: dirty, kept (I8) */
 }
@@ -387,12 +387,12 @@ static ssize_t defer_bucket(struct stream *st, struct pool_file *pf, uint64_t bu
 	struct pool_ticket t;
 	uint8_t *base = NULL;
 	ssize_t got = 0;
-	int ret = pool_defer(pf, bucket, boff, data, n, NULL, 0, 0, owner);
+	int ret = pool_dirty_defer(pf, bucket, boff, data, n, NULL, 0, 0, owner);
 
 	for (int tries = 0; ret == 0 || (ret == -EAGAIN && tries < 4); tries++) {
 		if (!base && !(base = scratch_get(st)))
 			return -ENOMEM;
-		ret = pool_ticket_get(pf, &t);
+		ret = pool_file_ticket_get(pf, &t);
 		if (ret)
 			break;
 		got = fn(arg, base, st->bsize, bucket * st->bsize);
@@ -400,9 +400,9 @@ static ssize_t defer_bucket(struct stream *st, struct pool_file *pf, uint64_t bu
 			ret = (int)got;
 			break;
 		}
-		pool_count(pf, bucket, POOL_C_BACKEND_READS, 1);
-		pool_count(pf, bucket, POOL_C_BACKEND_READ_BYTES, (uint64_t)got);
-		ret = pool_defer(pf, bucket, boff, data, n, base, (size_t)got, t.wseq, owner);
+		pool_stats_count(pf, bucket, POOL_C_BACKEND_READS, 1);
+		pool_stats_count(pf, bucket, POOL_C_BACKEND_READ_BYTES, (uint64_t)got);
+		ret = pool_dirty_defer(pf, bucket, boff, data, n, base, (size_t)got, t.wseq, owner);
 	}
 	if (base)
 		scratch_put(st, base);
@@ -428,9 +428,9 @@ ssize_t stream_write_defer(struct stream *st, const void *buf, size_t len, uint6
 	pthread_mutex_lock(&st->lock);
 	for (uint64_t b = first; b <= last; b++)
 		local_invalidate(st->lc, b);
-	ret = pool_write_begin_mode(st->pf, off, len, true);
+	ret = pool_buf_write_begin_mode(st->pf, off, len, true);
 	if (ret == -ESTALE && !(ret = reopen(st)))
-		ret = pool_write_begin_mode(st->pf, off, len, true);
+		ret = pool_buf_write_begin_mode(st->pf, off, len, true);
 	pf = st->pf;
 	pthread_mutex_unlock(&st->lock);
 	/* no slot for the file (-ENOSPC from reopen): the caller writes through */
@@ -445,12 +445,12 @@ ssize_t stream_write_defer(struct stream *st, const void *buf, size_t len, uint6
 		if (ret >= 0)
 			done += n;
 	}
-	pool_write_end(pf);
+	pool_buf_write_end(pf);
 	if (ret == -ENOSPC || ret == -ESTALE || ret == -ETIMEDOUT || ret == -EIO)
 		ret = -EAGAIN; /* write through (after a flush of what is deferred) */
 	if (ret < 0)
 		return ret;
-	pool_count(pf, first, POOL_C_DEFERRED_WRITES, 1);
+	pool_stats_count(pf, first, POOL_C_DEFERRED_WRITES, 1);
 	return (ssize_t)len;
 }
 
@@ -466,12 +466,12 @@ static int flush_run(struct stream *st, struct pool_file *pf, const struct pool_
 
 	ACCEL_PROBE4(deferred_flush, st->id.ino, start, (uint64_t)len, (int64_t)w);
 	if (w < 0 || (size_t)w != len) {
-		pool_count(pf, run[0].bucket, POOL_C_FLUSH_ERRORS, 1);
+		pool_stats_count(pf, run[0].bucket, POOL_C_FLUSH_ERRORS, 1);
 		return w < 0 ? (int)w : -EIO;
 	}
-	pool_count(pf, run[0].bucket, POOL_C_FLUSH_WRITES, 1);
-	pool_count(pf, run[0].bucket, POOL_C_BACKEND_WRITES, 1);
-	pool_count(pf, run[0].bucket, POOL_C_BACKEND_WRITE_BYTES, (uint64_t)len);
+	pool_stats_count(pf, run[0].bucket, POOL_C_FLUSH_WRITES, 1);
+	pool_stats_count(pf, run[0].bucket, POOL_C_BACKEND_WRITES, 1);
+	pool_stats_count(pf, run[0].bucket, POOL_C_BACKEND_WRITE_BYTES, (uint64_t)len);
 	for (int i = 0; i < n; i++)
 		pool_dirty_clean(pf, &run[i], owner);
 	return 0;
@@ -528,9 +528,9 @@ int stream_flush_below(struct stream *st, uint32_t owner, uint64_t before_ns, ui
 	batch = batch < 1 ? 1 : batch > FLUSH_BATCH ? FLUSH_BATCH : batch;
 	pthread_mutex_lock(&st->lock);
 	pf = st->pf;
-	if (pool_broken(st->pool)) { /* our deferred bytes went with the segment */
+	if (pool_guard_broken(st->pool)) { /* our deferred bytes went with the segment */
 		pthread_mutex_unlock(&st->lock);
-		return pool_file_lost(pf, true) ? -EIO : 0;
+		return pool_dirty_lost(pf, true) ? -EIO : 0;
 	}
 	if (!st->flushbuf && posix_memalign(&st->flushbuf, 4096, (size_t)batch * st->bsize))
 		st->flushbuf = NULL;
@@ -567,9 +567,9 @@ uint32_t stream_dirty(struct stream *st)
 	pthread_mutex_lock(&st->lock);
 	pf = st->pf;
 	pthread_mutex_unlock(&st->lock);
-	n = pool_file_dirty(pf); /* may be what meets the SIGBUS: look after it */
-	if (pool_broken(st->pool))
-		return pool_file_lost(pf, false); /* to be reported by the next flush */
+	n = pool_dirty_count(pf); /* may be what meets the SIGBUS: look after it */
+	if (pool_guard_broken(st->pool))
+		return pool_dirty_lost(pf, false); /* to be reported by the next flush */
 	return n;
 }
 
@@ -582,7 +582,7 @@ int stream_grown(struct stream *st, uint64_t off, uint64_t size)
 	local_invalidate(st->lc, bucket);
 	pf = st->pf;
 	pthread_mutex_unlock(&st->lock);
-	return size > start ? give_up(st, pool_bucket_grown(pf, bucket, size - start)) : 0;
+	return size > start ? give_up(st, pool_dirty_bucket_grown(pf, bucket, size - start)) : 0;
 }
 
 int stream_readahead(struct stream *st, uint64_t off, size_t len, uint64_t max_bytes, uint64_t size,
@@ -610,9 +610,9 @@ int stream_readahead(struct stream *st, uint64_t off, size_t len, uint64_t max_b
 		while (b < end && n < max) {
 			uint64_t e;
 
-			while (b < end && pool_has(pf, b))
+			while (b < end && pool_buf_has(pf, b))
 				b++;
-			for (e = b; e < end && !pool_has(pf, e); e++)
+			for (e = b; e < end && !pool_buf_has(pf, e); e++)
 				;
 			if (e > b) {
 				out[n++] =
@@ -632,13 +632,13 @@ int stream_prefetched(struct pool_file *pf, const struct pool_ticket *t, uint64_
 	const uint8_t *p = data;
 	int filled = 0;
 
-	pool_count(pf, first, POOL_C_BACKEND_READS, 1); /* one backend read for the run */
-	pool_count(pf, first, POOL_C_BACKEND_READ_BYTES, len);
+	pool_stats_count(pf, first, POOL_C_BACKEND_READS, 1); /* one backend read for the run */
+	pool_stats_count(pf, first, POOL_C_BACKEND_READ_BYTES, len);
 
 	for (size_t done = 0; done < len; done += bsize, first++) {
 		size_t n = len - done < bsize ? len - done : bsize;
 
-		if (pool_fill_flags(pf, t, first, p + done, n, true) == 1)
+		if (pool_buf_fill_flags(pf, t, first, p + done, n, true) == 1)
 			filled++;
 	}
 	return filled;

@@ -45,7 +45,7 @@ ssize_t stream_read(struct stream *st, void *buf, size_t len, uint64_t off, stre
 /*
  * A write: stream_write_begin() before the backend write, stream_write_end()
  * after it with its result (bytes or -errno), before acknowledging it. See
- * pool_write_begin(). Return 0 or -errno. When the pool has no slot for the
+ * pool_buf_write_begin(). Return 0 or -errno. When the pool has no slot for the
  * file (all taken by files with dirty buffers) the write is not bracketed
  * and still returns 0: running out of slots never fails a write. The caller
  * serialises a stream's brackets (accelfs: the file's wb_lock).
@@ -89,7 +89,8 @@ ssize_t stream_write_defer(struct stream *st, const void *buf, size_t len, uint6
 int stream_flush(struct stream *st, uint32_t owner, uint64_t before_ns, stream_write_fn fn,
 		 void *arg);
 
-/* The file grew to @size: the bucket holding @off, cached short, is stale (pool_bucket_grown). */
+/* The file grew to @size: the bucket holding @off, cached short, is stale
+ * (pool_dirty_bucket_grown). */
 int stream_grown(struct stream *st, uint64_t off, uint64_t size);
 
 /* A run of buckets worth reading ahead. */

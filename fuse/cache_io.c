@@ -151,12 +151,12 @@ static void file_tuning(int fd, const struct tuning_values *read, struct file_tu
 		tuning_read_fd(fd, &v);
 	*t = (struct file_tuning){
 		.quota = v.global_buffers >= 0 ? (uint32_t)v.global_buffers : 0,
-		.nlocal = v.local_buffers >= 0 ? (uint32_t)v.local_buffers
-					       : accelfs.opts.local_buffers,
+		.nlocal =
+		    v.local_buffers >= 0 ? (uint32_t)v.local_buffers : accelfs.opts.local_buffers,
 		.deferred = v.deferred_write,
 		.sync = v.sync_relaxed,
-		.ra_max = v.readahead_max >= 0 ? (uint64_t)v.readahead_max
-					       : accelfs.opts.readahead_max,
+		.ra_max =
+		    v.readahead_max >= 0 ? (uint64_t)v.readahead_max : accelfs.opts.readahead_max,
 	};
 }
 
@@ -178,9 +178,9 @@ static void pool_watch(void)
 {
 	static uint64_t logged, next_log;
 	static bool broken;
-	uint64_t n = pool_lock_timeouts(pool), now;
+	uint64_t n = pool_guard_lock_timeouts(pool), now;
 
-	if (pool_broken(pool) && !__atomic_exchange_n(&broken, true, __ATOMIC_RELAXED))
+	if (pool_guard_broken(pool) && !__atomic_exchange_n(&broken, true, __ATOMIC_RELAXED))
 		log_msg(LOG_ERR,
 			"pool %s: segment truncated or damaged (SIGBUS): detached, serving from "
 			"SOURCE; deferred bytes in it are lost (EIO at fsync/close); remove it: "
@@ -231,7 +231,7 @@ int cache_io_open(struct open_file *of, const struct stat *st, const struct tuni
 	if (!pool || !S_ISREG(st->st_mode) || of->passthrough)
 		return 0; /* passthrough: the kernel does the I/O, nothing to cache or defer */
 	pool_watch();
-	if (pool_broken(pool))
+	if (pool_guard_broken(pool))
 		return 0; /* detached: SOURCE only */
 	file_id(st, &of->id);
 	file_id_handle(of->inode, &of->id);
@@ -262,8 +262,8 @@ struct pool *cache_io_pool(void)
 
 void cache_io_count_passthrough(bool ok)
 {
-	if (pool && !pool_broken(pool))
-		pool_count_pool(pool, ok ? POOL_C_PT_OPENS : POOL_C_PT_FALLBACKS, 1);
+	if (pool && !pool_guard_broken(pool))
+		pool_stats_count_pool(pool, ok ? POOL_C_PT_OPENS : POOL_C_PT_FALLBACKS, 1);
 }
 
 void cache_io_close(struct open_file *of)
@@ -488,16 +488,16 @@ int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode 
 	recover_as_daemon(&id);
 	if (pool_file_get(pool, &id, NULL, 0, &pf))
 		return fn(n, size); /* no slot: the file is not cached either */
-	if (pool_write_begin(pf, 0, 0)) {
+	if (pool_buf_write_begin(pf, 0, 0)) {
 		ret = fn(n, size);
-		pool_invalidate_file(pf);
+		pool_file_invalidate(pf);
 	} else {
 		ret = fn(n, size);
 		if (ret)
-			pool_invalidate_file(pf);
+			pool_file_invalidate(pf);
 		else
-			pool_truncate(pf, (uint64_t)size);
-		pool_write_end(pf);
+			pool_buf_truncate(pf, (uint64_t)size);
+		pool_buf_write_end(pf);
 		/* the buffers now match the truncated file: keep them at next open */
 		fd = ret ? -1 : inode_fd_get(n);
 		if (fd >= 0 && !fstatat(fd, "", &st, AT_EMPTY_PATH)) {

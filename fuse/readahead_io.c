@@ -146,7 +146,7 @@ static void issue(struct open_file *of, const struct stream_ra *run)
 		.arg = s,
 	};
 	if (s->req.fd < 0 || pool_file_dup(stream_file(of->stream), &s->pf) ||
-	    pool_ticket_get(s->pf, &s->t) || s->t.busy || prefetch_submit(&s->req))
+	    pool_file_ticket_get(s->pf, &s->t) || s->t.busy || prefetch_submit(&s->req))
 		slot_put(s);
 }
 
@@ -161,8 +161,7 @@ void cache_io_readahead(struct open_file *of, uint64_t off, size_t len)
 	 * in the pool already, and there is nothing there to read ahead */
 	n = stream_readahead(of->stream, off, len,
 			     of->ra_max < slot_bytes ? of->ra_max : slot_bytes,
-			     __atomic_load_n(&of->known_size, __ATOMIC_RELAXED),
-			     runs, RA_RUNS);
+			     __atomic_load_n(&of->known_size, __ATOMIC_RELAXED), runs, RA_RUNS);
 	for (int i = 0; i < n; i++)
 		issue(of, &runs[i]);
 }

@@ -67,7 +67,7 @@ void wb_open(struct open_file *of, int deferred_attr, int sync_attr)
 	if (!of->relaxed || !writes)
 		return;
 	if (of->stream)
-		pool_file_flag(stream_file(of->stream), POOL_FILE_F_RELAXED);
+		pool_dirty_mark(stream_file(of->stream), POOL_FILE_F_RELAXED);
 	log_msg(LOG_NOTICE,
 		"inode %llu opened with sync=relaxed: fsync and O_SYNC mean \"on SOURCE "
 		"within %.2g s\"",
@@ -174,7 +174,7 @@ bool wb_pending(struct open_file *of)
 
 /*
  * Where the file's deferred data ends and when it was last written, ours or
- * another mount's: kept in its pool slot (pool_file_deferred_set), which is
+ * another mount's: kept in its pool slot (pool_dirty_end_set), which is
  * the only copy, so every node and every mount sees the same. 0: none.
  */
 static uint64_t deferred_end(uint64_t dev, uint64_t ino, int64_t *mt)
@@ -182,7 +182,7 @@ static uint64_t deferred_end(uint64_t dev, uint64_t ino, int64_t *mt)
 	uint64_t end = 0;
 
 	*mt = 0;
-	if (!cache_io_pool() || !pool_file_deferred_peek(cache_io_pool(), dev, ino, &end, mt))
+	if (!cache_io_pool() || !pool_dirty_end_peek(cache_io_pool(), dev, ino, &end, mt))
 		return 0;
 	return end;
 }
@@ -247,7 +247,7 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	/* release: the flusher that sees it (acquire) sees the handle's setup */
 	__atomic_store_n(&of->deferred, true, __ATOMIC_RELEASE);
 	of->wrote = true; /* at close, the pool's copy matches SOURCE: revalidate, keep it */
-	pool_file_deferred_set(stream_file(of->stream), end, (int64_t)realtime_ns());
+	pool_dirty_end_set(stream_file(of->stream), end, (int64_t)realtime_ns());
 	/* Bytes in a bucket another daemon writes back: make them ours on SOURCE too. */
 	if (foreign && backend_write_fn(of, data, size, (uint64_t)off) < 0)
 		ret = -EIO;
@@ -286,7 +286,7 @@ static int flush_some_locked(struct open_file *of, uint64_t before, uint64_t lim
 		if (!__atomic_compare_exchange_n(&n->wb_err, &zero, ret, false, __ATOMIC_RELAXED,
 						 __ATOMIC_RELAXED))
 			return ret;
-		if (pool_broken(cache_io_pool())) /* the bytes went with the segment */
+		if (pool_guard_broken(cache_io_pool())) /* the bytes went with the segment */
 			log_msg(LOG_ERR,
 				"inode %llu: deferred bytes lost with the broken pool; reported "
 				"at next fsync or close",
@@ -297,7 +297,7 @@ static int flush_some_locked(struct open_file *of, uint64_t before, uint64_t lim
 				"fsync or close",
 				(unsigned long long)n->ino, strerror(-ret));
 	} else if (!stream_dirty(of->stream)) {
-		pool_file_deferred_clamp(stream_file(of->stream), UINT64_MAX);
+		pool_dirty_end_clamp(stream_file(of->stream), UINT64_MAX);
 	}
 	return ret;
 }
@@ -456,7 +456,7 @@ void wb_recover_log(void *arg, const struct pool_recover_note *n)
  * The flusher wakes four times per flush_interval and writes what has waited
  * longer than flush_interval, so nothing waits more than 1.25 intervals; it
  * also writes back (or drops, when their file is not provably the same) the
- * dirty buffers left by daemons that died (pool_recover).
+ * dirty buffers left by daemons that died (pool_recover_all).
  */
 static void *flusher_main(void *arg)
 {
@@ -480,7 +480,7 @@ static void *flusher_main(void *arg)
 		before = realtime_ns() - (uint64_t)(accelfs.opts.flush_interval * 1e9);
 		ops_file_foreach_deferred(flush_old, &before);
 		if (++ticks % 16 == 0 && cache_io_pool())
-			pool_recover(cache_io_pool(), wb_recover_log, NULL);
+			pool_recover_all(cache_io_pool(), wb_recover_log, NULL);
 		pthread_mutex_lock(&flusher_lock);
 	}
 	pthread_mutex_unlock(&flusher_lock);
@@ -493,7 +493,7 @@ int wb_start(void)
 	if (!cache_io_pool())
 		return 0;
 	/* what a dead daemon deferred goes to SOURCE first (and at an open of its file) */
-	pool_recover(cache_io_pool(), wb_recover_log, NULL);
+	pool_recover_all(cache_io_pool(), wb_recover_log, NULL);
 	if (!accelfs.opts.deferred_write)
 		return 0;
 	if (pthread_create(&flusher, NULL, flusher_main, NULL))

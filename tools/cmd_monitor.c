@@ -45,7 +45,7 @@ struct monitor {
 	uint64_t dev, ino;
 	char label[POOL_PATH_LEN]; /* for a file chosen in the picker */
 	struct mon_hot *hot;
-	const struct pool_file_stats **pick;
+	const struct pool_stats_file **pick;
 	size_t nhot;
 	enum mon_sort sort;
 	double interval, next;
@@ -136,7 +136,7 @@ static int compare_hot(const void *a, const void *b, void *arg)
 
 static int compare_path(const void *a, const void *b)
 {
-	const struct pool_file_stats *const *x = a, *const *y = b;
+	const struct pool_stats_file *const *x = a, *const *y = b;
 
 	return strcmp((*x)->path, (*y)->path);
 }
@@ -145,10 +145,10 @@ static int compare_path(const void *a, const void *b)
  * The previous snapshot of @f, or NULL. Both snapshots are in slot order, so
  * one cursor @j walks the previous one as build_lists() walks the current.
  */
-static const struct pool_file_stats *before(const struct monitor *m,
-					    const struct pool_file_stats *f, size_t *j)
+static const struct pool_stats_file *before(const struct monitor *m,
+					    const struct pool_stats_file *f, size_t *j)
 {
-	const struct pool_file_stats *p;
+	const struct pool_stats_file *p;
 
 	while (*j < m->prev.nfiles && m->prev.files[*j].slot < f->slot)
 		(*j)++;
@@ -172,7 +172,7 @@ static int build_lists(struct monitor *m)
 	if (!m->hot || !m->pick)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		const struct pool_file_stats *f = &m->snap.files[i], *p = before(m, f, &j);
+		const struct pool_stats_file *f = &m->snap.files[i], *p = before(m, f, &j);
 
 		m->hot[i].f = f;
 		m->hot[i].rate = p ? monstat_rate(monstat_reads(f->c) + monstat_writes(f->c),
@@ -189,7 +189,7 @@ static int build_lists(struct monitor *m)
 /* The counters of what the cache display shows, or NULL (file not cached). */
 static const uint64_t *target_counters(const struct monitor *m)
 {
-	const struct pool_file_stats *f;
+	const struct pool_stats_file *f;
 
 	if (!m->want_file)
 		return m->snap.st.c;
@@ -216,7 +216,7 @@ static int sample(struct monitor *m)
 }
 
 /* Show @f (NULL: the whole pool) from now on, with fresh statistics. */
-static void choose(struct monitor *m, const struct pool_file_stats *f)
+static void choose(struct monitor *m, const struct pool_stats_file *f)
 {
 	const uint64_t *c;
 

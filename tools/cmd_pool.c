@@ -101,12 +101,9 @@ static const char *conflict(const struct pool_opts *o, int nargs)
 static int parse(int argc, char **argv, struct pool_opts *o)
 {
 	const struct cli_opt opts[] = {
-		{ .name = "json", .flag = &o->json },
-		{ .name = "list", .flag = &o->list },
-		{ .name = "reset", .flag = &o->reset },
-		{ .name = "force", .flag = &o->force },
-		{ .name = "recover", .flag = &o->recover },
-		{ NULL },
+		{ .name = "json", .flag = &o->json },	    { .name = "list", .flag = &o->list },
+		{ .name = "reset", .flag = &o->reset },	    { .name = "force", .flag = &o->force },
+		{ .name = "recover", .flag = &o->recover }, { NULL },
 	};
 	int ret = cli_parse(&cli, opts, argc, argv);
 	const char *why;
@@ -379,7 +376,7 @@ static int reset(const struct pool_opts *o)
 	return 0;
 }
 
-/* One line per file pool_recover() met. */
+/* One line per file pool_recover_all() met. */
 static void recover_line(void *arg, const struct pool_recover_note *n)
 {
 	struct pool_opts *o = arg;
@@ -398,7 +395,7 @@ static void recover_line(void *arg, const struct pool_recover_note *n)
 		       ull(n->ino), n->recovered);
 }
 
-/* --recover: cache/'s recovery (pool_recover), on a pool this user may write. */
+/* --recover: cache/'s recovery (pool_recover_all), on a pool this user may write. */
 static int recover(struct pool_opts *o)
 {
 	char err[256] = "";
@@ -412,7 +409,7 @@ static int recover(struct pool_opts *o)
 		util_err("pool", NULL, "%s", err[0] ? err : strerror(-ret));
 		return EXIT_FAIL;
 	}
-	ret = pool_recover(pool, recover_line, o);
+	ret = pool_recover_all(pool, recover_line, o);
 	pool_close(pool);
 	if (ret < 0) {
 		util_err("pool", NULL, "pool %s: recovery failed: %s", o->name, strerror(-ret));

@@ -43,7 +43,7 @@ static const enum tuning_key applied_keys[] = { TUNING_GLOBAL_BUFFERS, TUNING_LO
 #define N_APPLIED (sizeof(applied_keys) / sizeof(applied_keys[0]))
 
 struct rfile {
-	const struct pool_file_stats *st;
+	const struct pool_stats_file *st;
 	struct mrc_curve *curve; /* NULL: none (not tracked, or the pool has no curves) */
 	char backing[PATH_MAX];	 /* "" when the file cannot be found by its path */
 	uint64_t size;
@@ -102,7 +102,7 @@ static unsigned long long ull(uint64_t v)
 static int counter_index(const char *name, int limit)
 {
 	for (int c = 0; c < limit; c++)
-		if (!strcmp(pool_counter_name((enum pool_counter)c), name))
+		if (!strcmp(pool_stats_counter_name((enum pool_counter)c), name))
 			return c;
 	return -1;
 }
@@ -116,7 +116,7 @@ static uint64_t counter(const uint64_t *c, const char *name)
 
 /* --- gathering --------------------------------------------------------------- */
 
-static bool wanted(const struct report_opts *o, const struct pool_file_stats *st)
+static bool wanted(const struct report_opts *o, const struct pool_stats_file *st)
 {
 	return !o->file || (st->dev == o->dev && st->ino == o->ino);
 }
@@ -161,10 +161,10 @@ static void read_attrs(struct rfile *rf)
 			rf->cur[k][0] = '\0';
 }
 
-static struct mrc_curve *file_curve(struct pool *pool, const struct pool_file_stats *st)
+static struct mrc_curve *file_curve(struct pool *pool, const struct pool_stats_file *st)
 {
 	size_t size = 0;
-	void *region = pool_mrc_region(pool, &size);
+	void *region = pool_stats_mrc_region(pool, &size);
 	struct mrc_curve *c = region ? malloc(sizeof(*c)) : NULL;
 
 	if (c && mrc_slot_curve(region, size, st->slot, c)) {
@@ -186,7 +186,7 @@ static int gather(struct pool *pool, const struct report_opts *o, struct report 
 	r->pool_curve = malloc(sizeof(*r->pool_curve));
 	if (!r->f || !r->pool_curve)
 		return -ENOMEM;
-	region = pool_mrc_region(pool, &size);
+	region = pool_stats_mrc_region(pool, &size);
 	if (!region || mrc_pool_curve(region, size, r->pool_curve)) {
 		free(r->pool_curve);
 		r->pool_curve = NULL;
@@ -232,7 +232,7 @@ static void suggest_file(struct rfile *rf, uint32_t bucket)
 /* The fraction of its reads a file gets from buffers now, sharing the pool
  * (the curve counts every reference, local hits included); 0 when it has a
  * quota (what it gets is then the quota's doing: it competes afresh). */
-static double base_hit(const struct pool_file_stats *st)
+static double base_hit(const struct pool_stats_file *st)
 {
 	const uint64_t *c = st->c;
 	uint64_t reads = monstat_reads(c);
@@ -338,7 +338,7 @@ static void text_used(const uint64_t *c, int limit)
 		printf(" (%.1f %% reads)", rs);
 	printf("\n");
 	for (int i = 0; i < limit; i++) { /* the newer counters, when this pool has them */
-		const char *n = pool_counter_name((enum pool_counter)i);
+		const char *n = pool_stats_counter_name((enum pool_counter)i);
 
 		if ((strstr(n, "deferred") || strstr(n, "flush") || strstr(n, "readahead")) && c[i])
 			printf("             %s %llu\n", n, ull(c[i]));
@@ -482,8 +482,8 @@ static void json_used(const uint64_t *c, int limit)
 
 	printf(", \"counters\": {");
 	for (int i = 0; i < limit; i++)
-		printf("%s\"%s\": %llu", i ? ", " : "", pool_counter_name((enum pool_counter)i),
-		       ull(c[i]));
+		printf("%s\"%s\": %llu", i ? ", " : "",
+		       pool_stats_counter_name((enum pool_counter)i), ull(c[i]));
 	printf("}, \"reads\": %llu, \"writes\": %llu", ull(monstat_reads(c)),
 	       ull(monstat_writes(c)));
 	if (rs >= 0)

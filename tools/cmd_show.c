@@ -46,7 +46,7 @@ struct show_file {
 	bool regular;
 	struct tuning_values tv;	     /* as the daemon reads them (valid values only) */
 	bool tv_read;			     /* tv could be read (the file could be opened) */
-	const struct pool_file_stats *entry; /* NULL: not in the pool */
+	const struct pool_stats_file *entry; /* NULL: not in the pool */
 };
 
 static void help(void)
@@ -203,7 +203,7 @@ static void text_hits(const char *what, uint64_t hits, uint64_t attempts)
 
 static void text_entry(const struct show_opts *o, const struct show_file *f)
 {
-	const struct pool_file_stats *e = f->entry;
+	const struct pool_stats_file *e = f->entry;
 
 	if (!o->have_snap) {
 		printf("  pool entry        none: %s\n", o->pool_msg);
@@ -262,7 +262,7 @@ static void text_file(const struct show_opts *o, const struct show_file *f)
 
 static void json_entry(const struct show_file *f)
 {
-	const struct pool_file_stats *e = f->entry;
+	const struct pool_stats_file *e = f->entry;
 
 	printf(",\n     \"pool_entry\": ");
 	if (!e) {

@@ -149,7 +149,7 @@ static void json_pool(const struct poolsnap *s, const char *name)
 	printf("}");
 }
 
-static void json_file(const struct pool_file_stats *f, bool first)
+static void json_file(const struct pool_stats_file *f, bool first)
 {
 	printf("%s\n    {\"path\": ", first ? "" : ",");
 	util_json_string(f->path);
@@ -164,7 +164,7 @@ static void json_file(const struct pool_file_stats *f, bool first)
 	printf("}");
 }
 
-static bool wanted(const struct stat_opts *o, const struct pool_file_stats *f)
+static bool wanted(const struct stat_opts *o, const struct pool_stats_file *f)
 {
 	return !o->file || (f->dev == o->dev && f->ino == o->ino);
 }
@@ -294,7 +294,7 @@ static const char *printable(const char *s, char *buf, size_t len)
 }
 
 /* The row functions print their table's header when @f is NULL. */
-static void text_file_ident(const struct pool_file_stats *f)
+static void text_file_ident(const struct pool_stats_file *f)
 {
 	char devino[48], quota[16], share[16], flags[4], path[POOL_PATH_LEN];
 	double rs;
@@ -320,7 +320,7 @@ static void text_file_ident(const struct pool_file_stats *f)
 	       f->resident, share, flags, printable(f->path, path, sizeof(path)));
 }
 
-static void text_file_cache(const struct pool_file_stats *f)
+static void text_file_cache(const struct pool_stats_file *f)
 {
 	const uint64_t *c = f ? f->c : NULL;
 	char p1[16], p2[16];
@@ -337,7 +337,7 @@ static void text_file_cache(const struct pool_file_stats *f)
 	       pct_text(c[POOL_C_GLOBAL_HITS], c[POOL_C_GLOBAL_ATTEMPTS], p2, sizeof(p2)));
 }
 
-static void text_file_io(const struct pool_file_stats *f)
+static void text_file_io(const struct pool_stats_file *f)
 {
 	const uint64_t *c = f ? f->c : NULL;
 	char b1[32], b2[32];
@@ -356,7 +356,7 @@ static void text_file_io(const struct pool_file_stats *f)
 
 /* One table of all wanted files, one line each, drawn by @row. */
 static void text_table(const struct poolsnap *s, const struct stat_opts *o,
-		       void (*row)(const struct pool_file_stats *f))
+		       void (*row)(const struct pool_stats_file *f))
 {
 	putchar('\n');
 	row(NULL);

@@ -180,9 +180,9 @@ static int warm_item(struct warm_run *r, const struct warm_item *it, void *buf)
 
 static uint64_t backend_reads(struct warm_file *f)
 {
-	struct pool_file_stats st;
+	struct pool_stats_file st;
 
-	return pool_file_stats(stream_file(f->st), &st) ? 0 : st.c[POOL_C_BACKEND_READS];
+	return pool_stats_file(stream_file(f->st), &st) ? 0 : st.c[POOL_C_BACKEND_READS];
 }
 
 /* The pool ("/name" from --pool name or /name, else the default) and -q. */

@@ -19,7 +19,7 @@ struct hot_match {
 	uint64_t score;
 };
 
-static int match(const struct pool_file_stats *st, void *arg)
+static int match(const struct pool_stats_file *st, void *arg)
 {
 	struct hot_match *m = arg;
 
@@ -48,6 +48,6 @@ uint64_t hot_score(const char *path)
 		return 0;
 	m.dev = st.st_dev;
 	m.ino = st.st_ino;
-	pool_file_iter(pool, match, &m);
+	pool_stats_file_iter(pool, match, &m);
 	return m.score;
 }

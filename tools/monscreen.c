@@ -130,7 +130,7 @@ static void draw_totals(const struct mon_view *v)
 }
 
 /* G: a global buffering candidate, R: open with sync=relaxed (its risk), B: both. */
-static char flag_char(const struct pool_file_stats *f)
+static char flag_char(const struct pool_stats_file *f)
 {
 	bool g = monstat_candidate(f->c), r = f->flags & POOL_FILE_F_RELAXED;
 
@@ -139,7 +139,7 @@ static char flag_char(const struct pool_file_stats *f)
 
 static void draw_hot_row(int y, const struct mon_view *v, const struct mon_hot *h)
 {
-	const struct pool_file_stats *f = h->f;
+	const struct pool_stats_file *f = h->f;
 	const uint64_t *c = f->c;
 	char p1[16], p2[16], p3[16], q[16], path[512];
 	bool shown = v->want_file && f == v->file;
@@ -218,7 +218,7 @@ static void draw_picker(const struct mon_view *v)
 	     v->pool);
 	attroff(A_BOLD);
 	for (size_t i = first; i <= v->npick && i < first + (size_t)page; i++) {
-		const struct pool_file_stats *f = i ? v->pick[i - 1] : NULL;
+		const struct pool_stats_file *f = i ? v->pick[i - 1] : NULL;
 		int y = 2 + (int)(i - first);
 
 		if (i == v->pick_sel)

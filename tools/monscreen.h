@@ -20,7 +20,7 @@
 
 /* One line of the hot-files view. */
 struct mon_hot {
-	const struct pool_file_stats *f;
+	const struct pool_stats_file *f;
 	double rate; /* reads + writes per second over the last interval */
 };
 
@@ -31,7 +31,7 @@ struct mon_view {
 	/* The cache display: the pool (file == NULL && !want_file) or one file. */
 	bool want_file;			    /* a file was chosen */
 	const char *file_label;		    /* its path as the user named it */
-	const struct pool_file_stats *file; /* its stats, NULL if not in the pool */
+	const struct pool_stats_file *file; /* its stats, NULL if not in the pool */
 	const struct monstat *ms;
 	const struct mon_hot *hot; /* sorted */
 	size_t nhot;
@@ -40,7 +40,7 @@ struct mon_view {
 	bool paused;
 	bool help;
 	bool picking;				   /* the file picker replaces the screen */
-	const struct pool_file_stats *const *pick; /* the picker's files, by path */
+	const struct pool_stats_file *const *pick; /* the picker's files, by path */
 	size_t npick;
 	size_t pick_sel; /* 0: the pool, i: pick[i - 1] */
 };

@@ -64,10 +64,10 @@ int poolsnap_open(const char *name, struct pool **out, char *msg, size_t len)
 	return ret;
 }
 
-static int collect(const struct pool_file_stats *st, void *arg)
+static int collect(const struct pool_stats_file *st, void *arg)
 {
 	struct poolsnap *s = arg;
-	struct pool_file_stats *n;
+	struct pool_stats_file *n;
 
 	if (s->nfiles == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 64;
@@ -95,7 +95,7 @@ int poolsnap_take(struct pool *pool, struct poolsnap *s)
 	ret = pool_stats_get(pool, &s->st);
 	if (ret)
 		return ret;
-	return pool_file_iter(pool, collect, s);
+	return pool_stats_file_iter(pool, collect, s);
 }
 
 void poolsnap_free(struct poolsnap *s)
@@ -105,7 +105,7 @@ void poolsnap_free(struct poolsnap *s)
 	s->nfiles = s->cap = 0;
 }
 
-const struct pool_file_stats *poolsnap_find(const struct poolsnap *s, uint64_t dev, uint64_t ino)
+const struct pool_stats_file *poolsnap_find(const struct poolsnap *s, uint64_t dev, uint64_t ino)
 {
 	for (size_t i = 0; i < s->nfiles; i++) {
 		if (s->files[i].dev == dev && s->files[i].ino == ino)

@@ -21,7 +21,7 @@ struct poolsnap {
 	int64_t realtime_ns; /* CLOCK_REALTIME when taken */
 	struct pool_info info;
 	struct pool_stats st;
-	struct pool_file_stats *files; /* slot order */
+	struct pool_stats_file *files; /* slot order */
 	size_t nfiles;
 	size_t cap;
 };
@@ -48,7 +48,7 @@ int poolsnap_take(struct pool *pool, struct poolsnap *s);
 void poolsnap_free(struct poolsnap *s);
 
 /* The snapshot of file (@dev, @ino), or NULL if it has no slot in the pool. */
-const struct pool_file_stats *poolsnap_find(const struct poolsnap *s, uint64_t dev, uint64_t ino);
+const struct pool_stats_file *poolsnap_find(const struct poolsnap *s, uint64_t dev, uint64_t ino);
 
 /*
  * poolsnap_file_id - the (dev, ino) the pool knows @path by: that of its

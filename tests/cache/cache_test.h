@@ -129,16 +129,16 @@ static inline bool ct_verify(const void *buf, size_t len, uint32_t file, uint64_
 	return true;
 }
 
-/* Fill bucket @b of @pf with version @v content of @len bytes; returns pool_fill's result. */
+/* Fill bucket @b of @pf with version @v content of @len bytes; returns pool_buf_fill's result. */
 static inline int ct_fill(struct pool_file *pf, uint32_t file, uint64_t b, uint32_t v, size_t len)
 {
 	struct pool_ticket t;
 	void *buf = malloc(len ? len : 1);
-	int ret = pool_ticket_get(pf, &t);
+	int ret = pool_file_ticket_get(pf, &t);
 
 	if (!ret) {
 		ct_gen(buf, len, file, b, v);
-		ret = pool_fill(pf, &t, b, buf, len);
+		ret = pool_buf_fill(pf, &t, b, buf, len);
 	}
 	free(buf);
 	return ret;

@@ -67,12 +67,12 @@ static void test_dead_shard_lock_holder(void)
 	CU_ASSERT_FATAL(pid > 0 && waitpid(pid, &status, 0) == pid);
 	CU_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	/* the half-written bucket is gone, not served */
-	CU_ASSERT_EQUAL(pool_read(pf, 5, buf, 0, BS), -ENOENT);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 5, buf, 0, BS), -ENOENT);
 	for (int b = 0; b < 16; b++)
-		hits += pool_read(pf, b, buf, 0, BS) == BS && ct_verify(buf, BS, 1, b, &v);
+		hits += pool_buf_read(pf, b, buf, 0, BS) == BS && ct_verify(buf, BS, 1, b, &v);
 	CU_ASSERT_EQUAL(hits, 15);
 	CU_ASSERT_EQUAL(ct_fill(pf, 1, 5, 1, BS), 1);
-	CU_ASSERT_EQUAL(pool_read(pf, 5, buf, 0, BS), BS);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 5, buf, 0, BS), BS);
 	CU_ASSERT_EQUAL(pool_stats_get(pool, &st), 0);
 	CU_ASSERT(st.c[POOL_C_RECOVERIES] >= 1);
 	CU_ASSERT_EQUAL(st.resident, 16);
@@ -105,12 +105,12 @@ static void test_dead_files_lock_holder(void)
 	CU_ASSERT(WIFSIGNALED(status));
 	/* the next opener repairs: the half-claimed slot is freed, its data dropped */
 	CU_ASSERT_EQUAL(pool_file_get(pool, &b, "b", 0, &pb), 0);
-	CU_ASSERT_EQUAL(pool_read(pa, 0, buf, 0, BS), -ESTALE);
+	CU_ASSERT_EQUAL(pool_buf_read(pa, 0, buf, 0, BS), -ESTALE);
 	pool_info(pool, &info);
 	CU_ASSERT_EQUAL(info.files_used, 1);
 	CU_ASSERT_EQUAL(info.reserved, 0);
 	CU_ASSERT_EQUAL(ct_fill(pb, 3, 0, 1, BS), 1);
-	CU_ASSERT_EQUAL(pool_read(pb, 0, buf, 0, BS), BS);
+	CU_ASSERT_EQUAL(pool_buf_read(pb, 0, buf, 0, BS), BS);
 	pool_file_put(pa);
 	pool_file_put(pb);
 	pool_close(pool);
@@ -129,7 +129,7 @@ static void op_read(struct pool_file *pf, uint32_t f, uint32_t b, uint8_t *buf)
 {
 	uint32_t acked = __atomic_load_n(&sh->acked[f][b], __ATOMIC_SEQ_CST), v;
 	struct pool_ticket t;
-	ssize_t n = pool_read(pf, b, buf, 0, BS);
+	ssize_t n = pool_buf_read(pf, b, buf, 0, BS);
 
 	if (n == BS) {
 		__atomic_fetch_add(&sh->hits, 1, __ATOMIC_RELAXED);
@@ -141,21 +141,21 @@ static void op_read(struct pool_file *pf, uint32_t f, uint32_t b, uint8_t *buf)
 			__atomic_fetch_add(&sh->future, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (n != -ENOENT || pool_ticket_get(pf, &t))
+	if (n != -ENOENT || pool_file_ticket_get(pf, &t))
 		return;
 	v = __atomic_load_n(&sh->backend[f][b], __ATOMIC_SEQ_CST);
 	ct_gen(buf, BS, f, b, v);
-	pool_fill(pf, &t, b, buf, BS);
+	pool_buf_fill(pf, &t, b, buf, BS);
 }
 
 static void op_write(struct pool_file *pf, uint32_t f, uint32_t b)
 {
 	uint32_t v, old;
 
-	if (pool_write_begin(pf, (uint64_t)b * BS, BS))
+	if (pool_buf_write_begin(pf, (uint64_t)b * BS, BS))
 		return;
 	v = __atomic_add_fetch(&sh->backend[f][b], 1, __ATOMIC_SEQ_CST);
-	pool_write_end(pf);
+	pool_buf_write_end(pf);
 	old = __atomic_load_n(&sh->acked[f][b], __ATOMIC_SEQ_CST);
 	while (old < v && !__atomic_compare_exchange_n(&sh->acked[f][b], &old, v, false,
 						       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
@@ -189,7 +189,7 @@ static void hammer(uint64_t seed, bool victim)
 			op_write(pf[f], f,
 				 b); /* victims rarely: a death mid-write blocks fills 5 s */
 		} else if (what < 995) {
-			pool_invalidate_file(pf[f]);
+			pool_file_invalidate(pf[f]);
 		} else {
 			struct pool_file_id id = ct_id(f, NBUCKETS * BS);
 
@@ -208,7 +208,7 @@ static void wait_not_busy(struct pool_file *pf)
 	struct pool_ticket t;
 
 	for (int i = 0; i < 700; i++) {
-		if (pool_ticket_get(pf, &t) || !t.busy)
+		if (pool_file_ticket_get(pf, &t) || !t.busy)
 			return;
 		usleep(10000);
 	}
@@ -230,7 +230,7 @@ static void verify_after(struct pool *pool)
 	}
 	for (uint32_t f = 0; f < NFILES; f++) {
 		for (uint32_t b = 0; b < NBUCKETS; b++) {
-			ssize_t n = pool_read(pf[f], b, buf, 0, BS);
+			ssize_t n = pool_buf_read(pf[f], b, buf, 0, BS);
 
 			if (n == -ENOENT)
 				continue;
@@ -239,7 +239,7 @@ static void verify_after(struct pool *pool)
 		}
 	}
 	CU_ASSERT_EQUAL(bad, 0);
-	CU_ASSERT_EQUAL(pool_recount(pool), 0);
+	CU_ASSERT_EQUAL(pool_shard_recount(pool), 0);
 	CU_ASSERT_EQUAL(pool_stats_get(pool, &st), 0);
 	CU_ASSERT_EQUAL(st.resident, present);
 	printf("\n    %llu ops, %llu hits, %llu kills (torn %llu, stale %llu, future %llu), %llu "
@@ -254,8 +254,8 @@ static void verify_after(struct pool *pool)
 	CU_ASSERT_EQUAL(pool_file_set_quota(pf[1], NBUCKETS), NBUCKETS);
 	for (uint32_t b = 0; b < NBUCKETS; b++) {
 		ct_fill(pf[1], 1, b, sh->backend[1][b], BS);
-		refill += pool_read(pf[1], b, buf, 0, BS) == BS && ct_verify(buf, BS, 1, b, &v) &&
-			  v == sh->backend[1][b];
+		refill += pool_buf_read(pf[1], b, buf, 0, BS) == BS &&
+			  ct_verify(buf, BS, 1, b, &v) && v == sh->backend[1][b];
 	}
 	CU_ASSERT_EQUAL(refill, NBUCKETS);
 	for (uint32_t f = 0; f < NFILES; f++)

@@ -104,9 +104,9 @@ static ssize_t dwrite(struct env *e, const char *s, uint64_t off, uint32_t owner
 	return stream_write_defer(e->st, s, strlen(s), off, fake_read, e->f, owner, &foreign);
 }
 
-static void stat_of(struct env *e, struct pool_file_stats *fs)
+static void stat_of(struct env *e, struct pool_stats_file *fs)
 {
-	CU_ASSERT_FATAL(pool_file_stats(stream_file(e->st), fs) == 0);
+	CU_ASSERT_FATAL(pool_stats_file(stream_file(e->st), fs) == 0);
 }
 
 /* 1000 records of 120 bytes: one backend read per new bucket, one write at the end. */
@@ -115,7 +115,7 @@ static void test_records_coalesce(void)
 	struct env e;
 	char rec[121];
 	uint8_t back[BS];
-	struct pool_file_stats fs;
+	struct pool_stats_file fs;
 
 	env_open(&e, "dw-rec", 0);
 	for (int i = 0; i < 1000; i++) {
@@ -231,10 +231,10 @@ static void test_never_evicted(void)
 	pool_file_put(pf);
 	CU_ASSERT_EQUAL(stream_read(e.st, back, 4, 3 * BS, fake_read, e.f), 4);
 	CU_ASSERT(memcmp(back, "keep", 4) == 0);
-	CU_ASSERT_EQUAL(pool_invalidate_file(stream_file(e.st)), -EBUSY);
+	CU_ASSERT_EQUAL(pool_file_invalidate(stream_file(e.st)), -EBUSY);
 	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
 	CU_ASSERT(memcmp(e.f->data + 3 * BS, "keep", 4) == 0);
-	CU_ASSERT_EQUAL(pool_invalidate_file(stream_file(e.st)), 0);
+	CU_ASSERT_EQUAL(pool_file_invalidate(stream_file(e.st)), 0);
 	env_close(&e);
 }
 
@@ -242,7 +242,7 @@ static void test_never_evicted(void)
 static void test_flush_error_kept(void)
 {
 	struct env e;
-	struct pool_file_stats fs;
+	struct pool_stats_file fs;
 
 	env_open(&e, "dw-err", 0);
 	CU_ASSERT_EQUAL(dwrite(&e, "data", 0, 1000), 4);
@@ -284,7 +284,7 @@ static void test_age_and_truncate(void)
 	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, 0, fake_write, e.f), 0); /* none that old */
 	CU_ASSERT_EQUAL(e.f->nwrites, 0);
 	CU_ASSERT_EQUAL(dwrite(&e, "gone", 2 * BS, 1000), 4);
-	CU_ASSERT_EQUAL(pool_truncate(stream_file(e.st), BS), 0);
+	CU_ASSERT_EQUAL(pool_buf_truncate(stream_file(e.st), BS), 0);
 	CU_ASSERT_EQUAL(stream_dirty(e.st), 1);
 	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
 	CU_ASSERT_EQUAL(e.f->nwrites, 1);
@@ -376,7 +376,7 @@ static void test_reap_dead_owner(void)
 
 	env_open(&e, "dw-reap", 0);
 	defer_and_die(&e, "lost");
-	CU_ASSERT_EQUAL(pool_reap_dead(e.pool), 1);
+	CU_ASSERT_EQUAL(pool_dirty_reap(e.pool), 1);
 	CU_ASSERT_EQUAL(stream_dirty(e.st), 0);
 	CU_ASSERT_EQUAL(stream_read(e.st, back, 4, 0, fake_read, e.f), 0); /* SOURCE is empty */
 	CU_ASSERT_FATAL(pool_stats_get(e.pool, &ps) == 0);
@@ -398,7 +398,7 @@ static void test_flush_below_deferred_end(void)
 	pf = stream_file(e.st);
 	CU_ASSERT_EQUAL(dwrite(&e, "A", 10, 1000), 1);
 	CU_ASSERT_EQUAL(dwrite(&e, "B", BS + 10, 1000), 1);
-	pool_file_deferred_set(pf, BS + 11, 1);
+	pool_dirty_end_set(pf, BS + 11, 1);
 	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
 	CU_ASSERT_EQUAL(e.f->nwrites, 2);
 	CU_ASSERT_EQUAL(e.f->data[10], 'A');
@@ -407,8 +407,8 @@ static void test_flush_below_deferred_end(void)
 
 	CU_ASSERT_EQUAL(dwrite(&e, "C", 20, 1000), 1);
 	CU_ASSERT_EQUAL(dwrite(&e, "D", 5 * BS + 20, 1000), 1);
-	pool_file_deferred_clamp(pf, 0);
-	pool_file_deferred_set(pf, 21, 2); /* says bucket 0 only: bucket 5 is past it */
+	pool_dirty_end_clamp(pf, 0);
+	pool_dirty_end_set(pf, 21, 2); /* says bucket 0 only: bucket 5 is past it */
 	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
 	CU_ASSERT_EQUAL(e.f->data[20], 'C');
 	CU_ASSERT_EQUAL(e.f->data[5 * BS + 20], 'D');
@@ -449,7 +449,7 @@ static void *invalidator(void *arg)
 	struct racer *r = arg;
 
 	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
-		int ret = pool_invalidate_file(r->pf);
+		int ret = pool_file_invalidate(r->pf);
 
 		__atomic_fetch_add(&r->bumps, ret == 0, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&r->refused, ret == -EBUSY, __ATOMIC_RELAXED);
@@ -536,10 +536,10 @@ static void test_bumper_word(void)
 	CU_ASSERT_EQUAL(dwrite(&e, "x", 10, 1000), 1);
 	CU_ASSERT_EQUAL(fs->dirty, 1); /* the dead bumper's half is gone, one dirty buffer */
 	CU_ASSERT_EQUAL(pool_epoch_of(fs->residency), epoch + 1); /* its bump was finished */
-	CU_ASSERT_EQUAL(pool_invalidate_file(stream_file(e.st)), -EBUSY);
+	CU_ASSERT_EQUAL(pool_file_invalidate(stream_file(e.st)), -EBUSY);
 	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
 	CU_ASSERT_EQUAL(e.f->data[10], 'x');
-	CU_ASSERT_EQUAL(pool_invalidate_file(stream_file(e.st)), 0);
+	CU_ASSERT_EQUAL(pool_file_invalidate(stream_file(e.st)), 0);
 	env_close(&e);
 }
 

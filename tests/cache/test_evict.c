@@ -17,7 +17,7 @@ static bool read_or_fill(struct pool_file *pf, uint32_t file, uint64_t b, uint8_
 {
 	uint32_t v;
 
-	if (pool_read(pf, b, buf, 0, BS) == BS)
+	if (pool_buf_read(pf, b, buf, 0, BS) == BS)
 		return ct_verify(buf, BS, file, b, &v);
 	ct_fill(pf, file, b, 1, BS);
 	return false;
@@ -118,7 +118,7 @@ static void test_quota_clamp_and_full_shard(void)
 	CU_ASSERT_EQUAL(filled, 64);
 	filled = 0;
 	for (int i = 0; i < 64; i++)
-		filled += pool_read(pa, i, buf, 0, BS) == BS;
+		filled += pool_buf_read(pa, i, buf, 0, BS) == BS;
 	CU_ASSERT_EQUAL(filled, 46);
 	/* b unpinned, a pinned at 56: b recycles its own buffers, never a's 56 */
 	CU_ASSERT_EQUAL(pool_file_set_quota(pb, 0), 0);
@@ -131,7 +131,7 @@ static void test_quota_clamp_and_full_shard(void)
 	CU_ASSERT_EQUAL(filled, 200);
 	filled = 0;
 	for (int i = 0; i < 64; i++)
-		filled += pool_read(pa, i, buf, 0, BS) == BS;
+		filled += pool_buf_read(pa, i, buf, 0, BS) == BS;
 	CU_ASSERT_EQUAL(filled, 56);
 	pool_file_put(pa);
 	pool_file_put(pb);

@@ -88,7 +88,7 @@ static void test_stream_order_and_counts(void)
 	struct mem_file *mf = mem_new(size);
 	struct pool_file_id id = ct_id(20, size);
 	struct stream *s1, *s2;
-	struct pool_file_stats fst;
+	struct pool_stats_file fst;
 	uint8_t *buf = malloc(8 * BS);
 
 	CU_ASSERT_FATAL(pool && stream_open(pool, &id, "/m", 0, 2, &s1) == 0);
@@ -109,7 +109,7 @@ static void test_stream_order_and_counts(void)
 	CU_ASSERT_EQUAL(stream_read(s2, buf, 8 * BS, 0, mem_read, mf), (ssize_t)size);
 	CU_ASSERT_EQUAL(memcmp(buf, mf->data, size), 0);
 	CU_ASSERT_EQUAL(stream_read(s2, buf, 10, size, mem_read, mf), 0);
-	CU_ASSERT_EQUAL(pool_file_stats(stream_file(s1), &fst), 0);
+	CU_ASSERT_EQUAL(pool_stats_file(stream_file(s1), &fst), 0);
 	CU_ASSERT_EQUAL(fst.opens, 2);
 	CU_ASSERT_EQUAL(fst.c[POOL_C_LOCAL_ATTEMPTS], 4);
 	CU_ASSERT_EQUAL(fst.c[POOL_C_LOCAL_HITS], 1);
@@ -119,7 +119,7 @@ static void test_stream_order_and_counts(void)
 	CU_ASSERT_EQUAL(fst.c[POOL_C_GBUF_READ_IOS], 6);
 	CU_ASSERT_EQUAL(fst.c[POOL_C_LBUF_READ_IOS], 3);
 	stream_close(s2);
-	CU_ASSERT_EQUAL(pool_file_stats(stream_file(s1), &fst), 0);
+	CU_ASSERT_EQUAL(pool_stats_file(stream_file(s1), &fst), 0);
 	CU_ASSERT_EQUAL(fst.opens, 1);
 	stream_close(s1);
 	mem_free(mf);

@@ -4,7 +4,7 @@
  *
  * Accuracy is checked against ground truth twice: an exact LRU stack-distance
  * simulation of the same trace, and the hit percent a real pool of that many
- * buffers gives when the trace is run through pool_read()/pool_fill(). Both
+ * buffers gives when the trace is run through pool_buf_read()/pool_buf_fill(). Both
  * must be within 5 points at every size checked. The estimator is also fed
  * from several threads and processes at once, across generations, and from a
  * corrupted region mapped between guard pages (an out-of-bounds access would
@@ -313,7 +313,7 @@ static double pool_hits(const struct ref *t, size_t n, uint32_t nbufs)
 			if (pool_file_get(pool, &id, "/mrc", 0, &pf[f]))
 				return -1;
 		}
-		if (pool_read(pf[f], t[i].bucket, buf, 0, sizeof(buf)) > 0)
+		if (pool_buf_read(pf[f], t[i].bucket, buf, 0, sizeof(buf)) > 0)
 			hits++;
 		else
 			ct_fill(pf[f], f, t[i].bucket, 0, 4096);
@@ -389,7 +389,7 @@ static void check_own_region(const struct ref *t, size_t n, const uint64_t *size
 		for (size_t i = 0; i < n; i++)
 			stream_read(st, buf, sizeof(buf), (uint64_t)t[i].bucket * 4096, zero_read,
 				    &misses);
-		region = pool_mrc_region(pool, &rsize);
+		region = pool_stats_mrc_region(pool, &rsize);
 		CU_ASSERT_FATAL(region != NULL);
 		CU_ASSERT_FATAL(mrc_pool_curve(region, rsize, c) == 0);
 		CU_ASSERT_EQUAL(c->accesses, n);

@@ -30,20 +30,20 @@ static void test_hit_miss_exact(void)
 
 	CU_ASSERT_FATAL(pool != NULL);
 	CU_ASSERT_FATAL(pool_file_get(pool, &id, "/data/a", 0, &pf) == 0);
-	CU_ASSERT_EQUAL(pool_read(pf, 3, got, 0, BS), -ENOENT);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 3, got, 0, BS), -ENOENT);
 	CU_ASSERT_EQUAL(ct_fill(pf, 1, 3, 7, BS), 1);
-	CU_ASSERT_EQUAL(pool_read(pf, 3, got, 0, BS), BS);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 3, got, 0, BS), BS);
 	CU_ASSERT(ct_verify(got, BS, 1, 3, &v) && v == 7);
 	/* a slice at an offset */
 	ct_gen(want, BS, 1, 3, 7);
-	CU_ASSERT_EQUAL(pool_read(pf, 3, got, 100, 1000), 1000);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 3, got, 100, 1000), 1000);
 	CU_ASSERT_EQUAL(memcmp(got, want + 100, 1000), 0);
 	/* a short bucket at end of file: short reads, 0 past its end */
 	CU_ASSERT_EQUAL(ct_fill(pf, 1, 9, 7, 1500), 1);
-	CU_ASSERT_EQUAL(pool_read(pf, 9, got, 1000, BS - 1000), 500);
-	CU_ASSERT_EQUAL(pool_read(pf, 9, got, 2000, 10), 0);
-	CU_ASSERT_EQUAL(pool_read(pf, 4, got, 0, BS), -ENOENT);
-	CU_ASSERT_EQUAL(pool_read(pf, 3, got, BS, 1), -EINVAL);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 9, got, 1000, BS - 1000), 500);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 9, got, 2000, 10), 0);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 4, got, 0, BS), -ENOENT);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 3, got, BS, 1), -EINVAL);
 	/* filling again is "already present" */
 	CU_ASSERT_EQUAL(ct_fill(pf, 1, 3, 7, BS), 1);
 	pool_file_put(pf);
@@ -61,27 +61,27 @@ static void test_ticket_and_validator(void)
 
 	CU_ASSERT_FATAL(pool && pool_file_get(pool, &id, "b", 0, &pf) == 0);
 	/* a write between ticket and fill makes the fill a no-op */
-	CU_ASSERT_EQUAL(pool_ticket_get(pf, &t), 0);
-	CU_ASSERT_EQUAL(pool_write_begin(pf, 0, 10), 0);
-	CU_ASSERT_EQUAL(pool_write_end(pf), 0);
+	CU_ASSERT_EQUAL(pool_file_ticket_get(pf, &t), 0);
+	CU_ASSERT_EQUAL(pool_buf_write_begin(pf, 0, 10), 0);
+	CU_ASSERT_EQUAL(pool_buf_write_end(pf), 0);
 	ct_gen(buf, BS, 2, 0, 1);
-	CU_ASSERT_EQUAL(pool_fill(pf, &t, 0, buf, BS), 0);
-	CU_ASSERT_EQUAL(pool_read(pf, 0, buf, 0, BS), -ENOENT);
+	CU_ASSERT_EQUAL(pool_buf_fill(pf, &t, 0, buf, BS), 0);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 0, buf, 0, BS), -ENOENT);
 	/* a ticket taken while a write is in flight is busy: refused */
-	CU_ASSERT_EQUAL(pool_write_begin(pf, 0, 10), 0);
-	CU_ASSERT_EQUAL(pool_ticket_get(pf, &t), 0);
+	CU_ASSERT_EQUAL(pool_buf_write_begin(pf, 0, 10), 0);
+	CU_ASSERT_EQUAL(pool_file_ticket_get(pf, &t), 0);
 	CU_ASSERT(t.busy);
-	CU_ASSERT_EQUAL(pool_fill(pf, &t, 0, buf, BS), 0);
-	CU_ASSERT_EQUAL(pool_write_end(pf), 0);
+	CU_ASSERT_EQUAL(pool_buf_fill(pf, &t, 0, buf, BS), 0);
+	CU_ASSERT_EQUAL(pool_buf_write_end(pf), 0);
 	/* the same file reopened unchanged keeps its data; changed, loses it */
 	CU_ASSERT_EQUAL(ct_fill(pf, 2, 1, 1, BS), 1);
 	CU_ASSERT_EQUAL(pool_file_get(pool, &id, "b", 0, &pf2), 0);
-	CU_ASSERT_EQUAL(pool_read(pf2, 1, buf, 0, BS), BS);
+	CU_ASSERT_EQUAL(pool_buf_read(pf2, 1, buf, 0, BS), BS);
 	pool_file_put(pf2);
 	id.mtime_ns++;
 	CU_ASSERT_EQUAL(pool_file_get(pool, &id, "b", 0, &pf2), 0);
-	CU_ASSERT_EQUAL(pool_read(pf2, 1, buf, 0, BS), -ENOENT);
-	CU_ASSERT_EQUAL(pool_read(pf, 1, buf, 0, BS), -ENOENT);
+	CU_ASSERT_EQUAL(pool_buf_read(pf2, 1, buf, 0, BS), -ENOENT);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 1, buf, 0, BS), -ENOENT);
 	pool_file_put(pf2);
 	pool_file_put(pf);
 	pool_close(pool);
@@ -93,29 +93,29 @@ static void test_write_coherence(void)
 	struct pool *pool = ct_open(name, BS, 64);
 	struct pool_file_id id = ct_id(3, 8 * BS);
 	struct pool_file *pf;
-	struct pool_file_stats fst;
+	struct pool_stats_file fst;
 	uint8_t buf[BS];
 
 	CU_ASSERT_FATAL(pool && pool_file_get(pool, &id, "c", 0, &pf) == 0);
 	for (int b = 0; b < 4; b++)
 		CU_ASSERT_EQUAL(ct_fill(pf, 3, b, 1, BS), 1);
 	/* a write over buckets 1..2 drops exactly those, before it is acknowledged */
-	CU_ASSERT_EQUAL(pool_write_begin(pf, BS + 10, BS), 0);
-	CU_ASSERT_EQUAL(pool_read(pf, 1, buf, 0, BS), -ENOENT);
-	CU_ASSERT_EQUAL(pool_read(pf, 2, buf, 0, BS), -ENOENT);
-	CU_ASSERT_EQUAL(pool_read(pf, 0, buf, 0, BS), BS);
-	CU_ASSERT_EQUAL(pool_read(pf, 3, buf, 0, BS), BS);
-	CU_ASSERT_EQUAL(pool_write_end(pf), 0);
+	CU_ASSERT_EQUAL(pool_buf_write_begin(pf, BS + 10, BS), 0);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 1, buf, 0, BS), -ENOENT);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 2, buf, 0, BS), -ENOENT);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 0, buf, 0, BS), BS);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 3, buf, 0, BS), BS);
+	CU_ASSERT_EQUAL(pool_buf_write_end(pf), 0);
 	/* after the write, new fills are accepted again */
 	CU_ASSERT_EQUAL(ct_fill(pf, 3, 1, 2, BS), 1);
-	CU_ASSERT_EQUAL(pool_file_stats(pf, &fst), 0);
+	CU_ASSERT_EQUAL(pool_stats_file(pf, &fst), 0);
 	CU_ASSERT_EQUAL(fst.resident, 3);
 	CU_ASSERT_EQUAL(fst.c[POOL_C_GBUF_WRITE_IOS], 2);
 	CU_ASSERT_EQUAL(fst.c[POOL_C_GBUF_READ_IOS], 5);
 	/* invalidation is wholesale and O(1) */
-	CU_ASSERT_EQUAL(pool_invalidate_file(pf), 0);
-	CU_ASSERT_EQUAL(pool_read(pf, 0, buf, 0, BS), -ENOENT);
-	CU_ASSERT_EQUAL(pool_file_stats(pf, &fst), 0);
+	CU_ASSERT_EQUAL(pool_file_invalidate(pf), 0);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 0, buf, 0, BS), -ENOENT);
+	CU_ASSERT_EQUAL(pool_stats_file(pf, &fst), 0);
 	CU_ASSERT_EQUAL(fst.resident, 0);
 	pool_file_put(pf);
 	pool_close(pool);
@@ -132,17 +132,17 @@ static void test_truncate(void)
 	CU_ASSERT_FATAL(pool && pool_file_get(pool, &id, "d", 0, &pf) == 0);
 	for (int b = 0; b < 4; b++)
 		CU_ASSERT_EQUAL(ct_fill(pf, 4, b, 1, BS), 1);
-	CU_ASSERT_EQUAL(pool_truncate(pf, BS + 100), 0);
-	CU_ASSERT_EQUAL(pool_read(pf, 0, buf, 0, BS), BS);
-	CU_ASSERT_EQUAL(pool_read(pf, 1, buf, 0, BS), 100); /* trimmed */
-	CU_ASSERT_EQUAL(pool_read(pf, 2, buf, 0, BS), -ENOENT);
-	CU_ASSERT_EQUAL(pool_read(pf, 3, buf, 0, BS), -ENOENT);
+	CU_ASSERT_EQUAL(pool_buf_truncate(pf, BS + 100), 0);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 0, buf, 0, BS), BS);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 1, buf, 0, BS), 100); /* trimmed */
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 2, buf, 0, BS), -ENOENT);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 3, buf, 0, BS), -ENOENT);
 	/* growing again: the short bucket no longer tells the truth */
-	CU_ASSERT_EQUAL(pool_truncate(pf, 3 * BS), 0);
-	CU_ASSERT_EQUAL(pool_read(pf, 0, buf, 0, BS), BS);
-	CU_ASSERT_EQUAL(pool_read(pf, 1, buf, 0, BS), -ENOENT);
-	CU_ASSERT_EQUAL(pool_truncate(pf, 0), 0);
-	CU_ASSERT_EQUAL(pool_read(pf, 0, buf, 0, BS), -ENOENT);
+	CU_ASSERT_EQUAL(pool_buf_truncate(pf, 3 * BS), 0);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 0, buf, 0, BS), BS);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 1, buf, 0, BS), -ENOENT);
+	CU_ASSERT_EQUAL(pool_buf_truncate(pf, 0), 0);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 0, buf, 0, BS), -ENOENT);
 	pool_file_put(pf);
 	pool_close(pool);
 }
@@ -170,11 +170,11 @@ static void test_slot_reuse(void)
 	pool_file_put(pb);
 	/* b is idle, a is open: c takes b's slot, and b's data is gone */
 	CU_ASSERT_EQUAL(pool_file_get(pool, &c, "c", 0, &pc), 0);
-	CU_ASSERT_EQUAL(pool_read(pa, 0, buf, 0, BS), BS);
-	CU_ASSERT_EQUAL(pool_read(pc, 0, buf, 0, BS), -ENOENT);
+	CU_ASSERT_EQUAL(pool_buf_read(pa, 0, buf, 0, BS), BS);
+	CU_ASSERT_EQUAL(pool_buf_read(pc, 0, buf, 0, BS), -ENOENT);
 	/* all slots open: the least recently used is taken, its handle goes stale */
 	CU_ASSERT_EQUAL(pool_file_get(pool, &b, "b", 0, &pd), 0);
-	CU_ASSERT_EQUAL(pool_read(pa, 0, buf, 0, BS), -ESTALE);
+	CU_ASSERT_EQUAL(pool_buf_read(pa, 0, buf, 0, BS), -ESTALE);
 	CU_ASSERT_EQUAL(ct_fill(pa, 10, 0, 1, BS), -ESTALE);
 	pool_file_put(pa);
 	pool_file_put(pc);
@@ -216,7 +216,7 @@ static void test_mode_and_survival(void)
 	pool_info(pool, &info);
 	CU_ASSERT(!info.created && info.bucket_size == BS && info.nbufs == 16);
 	CU_ASSERT_FATAL(pool_file_get(pool, &id, "e", 0, &pf) == 0);
-	CU_ASSERT_EQUAL(pool_read(pf, 0, buf, 0, BS), BS);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 0, buf, 0, BS), BS);
 	pool_file_put(pf);
 	pool_close(pool);
 	CU_ASSERT_EQUAL(pool_unlink(name), 0);
@@ -356,7 +356,7 @@ static void test_bounds_corrupt_index(void)
 	bufs[1].file = 0x7fffffff;
 	bufs[3].len = 1U << 30;
 	for (int b = 0; b < 32; b++) {
-		ssize_t n = pool_read(pf, b, buf, 0, BS);
+		ssize_t n = pool_buf_read(pf, b, buf, 0, BS);
 
 		CU_ASSERT(n == -ENOENT || (n == BS && ct_verify(buf, BS, 6, b, &v)));
 		hits += n == BS;
@@ -364,9 +364,9 @@ static void test_bounds_corrupt_index(void)
 	/* writes and fills walk chains under the lock and repair them */
 	for (int b = 0; b < 64; b++)
 		CU_ASSERT(ct_fill(pf, 6, b, 1, BS) >= 0);
-	CU_ASSERT_EQUAL(pool_recount(pool), 0);
+	CU_ASSERT_EQUAL(pool_shard_recount(pool), 0);
 	for (int b = 0; b < 64; b++) {
-		ssize_t n = pool_read(pf, b, buf, 0, BS);
+		ssize_t n = pool_buf_read(pf, b, buf, 0, BS);
 
 		CU_ASSERT(n == -ENOENT || (n == BS && ct_verify(buf, BS, 6, b, &v)));
 	}
@@ -376,7 +376,7 @@ static void test_bounds_corrupt_index(void)
 	pool_close(pool);
 }
 
-static int count_file(const struct pool_file_stats *st, void *arg)
+static int count_file(const struct pool_stats_file *st, void *arg)
 {
 	int *n = arg;
 
@@ -401,10 +401,10 @@ static void test_readonly_and_stats(void)
 	strcpy(longpath + sizeof(longpath) - 20, "/tail-of-name");
 	CU_ASSERT_FATAL(pool_file_get(pool, &id2, longpath, 0, &pf2) == 0);
 	CU_ASSERT_EQUAL(ct_fill(pf, 7, 0, 1, BS), 1);
-	CU_ASSERT_EQUAL(pool_read(pf, 0, buf, 0, BS), BS);
-	CU_ASSERT_EQUAL(pool_read(pf, 1, buf, 0, BS), -ENOENT);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 0, buf, 0, BS), BS);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 1, buf, 0, BS), -ENOENT);
 	CU_ASSERT_FATAL(pool_open_readonly(name, &ro, err, sizeof(err)) == 0);
-	CU_ASSERT_EQUAL(pool_file_iter(ro, count_file, &n), 0);
+	CU_ASSERT_EQUAL(pool_stats_file_iter(ro, count_file, &n), 0);
 	CU_ASSERT_EQUAL(n, 2);
 	CU_ASSERT_EQUAL(pool_stats_get(ro, &st), 0);
 	CU_ASSERT_EQUAL(st.opens, 2);
@@ -413,7 +413,7 @@ static void test_readonly_and_stats(void)
 	CU_ASSERT_EQUAL(st.c[POOL_C_GLOBAL_HITS], 1);
 	CU_ASSERT_EQUAL(st.c[POOL_C_GBUF_READ_IOS], 1);
 	CU_ASSERT_EQUAL(pool_file_get(ro, &id, "x", 0, &x), -EROFS);
-	CU_ASSERT_STRING_EQUAL(pool_counter_name(POOL_C_LOCAL_HITS), "local_hits");
+	CU_ASSERT_STRING_EQUAL(pool_stats_counter_name(POOL_C_LOCAL_HITS), "local_hits");
 	pool_close(ro);
 	pool_file_put(pf);
 	pool_file_put(pf2);
@@ -461,7 +461,7 @@ static void test_two_processes(void)
 {
 	const char *name = ct_name("fork");
 	struct pool_file_id id = ct_id(9, 32 * BS);
-	struct pool_file_stats fst;
+	struct pool_stats_file fst;
 	struct pool_file *pf;
 	struct pool *pool;
 	uint8_t buf[BS];
@@ -485,12 +485,13 @@ static void test_two_processes(void)
 	CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	pool = ct_open(name, BS, 64);
 	CU_ASSERT_FATAL(pool && pool_file_get(pool, &id, "shared", 0, &pf) == 0);
-	CU_ASSERT_EQUAL(pool_file_stats(pf, &fst), 0);
+	CU_ASSERT_EQUAL(pool_stats_file(pf, &fst), 0);
 	CU_ASSERT_EQUAL(fst.c[POOL_C_GBUF_READ_IOS], 32); /* the child's fills */
 	for (int b = 0; b < 32; b++)
-		ok += pool_read(pf, b, buf, 0, BS) == BS && ct_verify(buf, BS, 9, b, &v) && v == 3;
+		ok += pool_buf_read(pf, b, buf, 0, BS) == BS && ct_verify(buf, BS, 9, b, &v) &&
+		      v == 3;
 	CU_ASSERT_EQUAL(ok, 32);
-	CU_ASSERT_EQUAL(pool_file_stats(pf, &fst), 0);
+	CU_ASSERT_EQUAL(pool_stats_file(pf, &fst), 0);
 	CU_ASSERT_EQUAL(fst.c[POOL_C_GBUF_READ_IOS], 32); /* and none by us */
 	CU_ASSERT_EQUAL(fst.c[POOL_C_GLOBAL_HITS], 32);
 	pool_file_put(pf);

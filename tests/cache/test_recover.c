@@ -79,10 +79,10 @@ static int defer(struct pool_file *pf, unsigned int b, char c, uint32_t owner)
 	int ret;
 
 	memset(buf, c, sizeof(buf));
-	ret = pool_write_begin_mode(pf, (uint64_t)b * BS, BS, true);
+	ret = pool_buf_write_begin_mode(pf, (uint64_t)b * BS, BS, true);
 	if (!ret)
-		ret = pool_defer(pf, b, 0, buf, BS, NULL, 0, 0, owner);
-	pool_write_end(pf);
+		ret = pool_dirty_defer(pf, b, 0, buf, BS, NULL, 0, 0, owner);
+	pool_buf_write_end(pf);
 	return ret;
 }
 
@@ -136,7 +136,7 @@ static struct pool_fslot *slot_of(struct pool *pool, const struct pool_file_id *
 	uint32_t slot, gen;
 
 	CU_ASSERT_FATAL(pool_file_get(pool, id, "f", 0, &pf) == 0);
-	pool_file_slot(pf, &slot, &gen);
+	pool_stats_fslot(pf, &slot, &gen);
 	pool_file_put(pf);
 	return &pool->files[slot];
 }
@@ -152,7 +152,7 @@ static void test_written_back(void)
 	make_file("back", 'O', 4, &id, &fh);
 	defer_and_die(pool, &id, 3, 'N');
 	CU_ASSERT(bucket_is("back", 0, 'O'));
-	CU_ASSERT_EQUAL(pool_recover(pool, note_fn, &t), 3);
+	CU_ASSERT_EQUAL(pool_recover_all(pool, note_fn, &t), 3);
 	CU_ASSERT_EQUAL(t.recovered, 3);
 	CU_ASSERT_EQUAL(t.lost, 0);
 	CU_ASSERT_EQUAL(t.files, 1);
@@ -161,7 +161,7 @@ static void test_written_back(void)
 	CU_ASSERT(bucket_is("back", 3, 'O'));
 	CU_ASSERT_EQUAL(counter(pool, POOL_C_DIRTY_RECOVERED), 3);
 	CU_ASSERT_EQUAL(pool_fslot_ndirty(slot_of(pool, &id)), 0);
-	CU_ASSERT_EQUAL(pool_recover(pool, note_fn, &t), 0); /* nothing left */
+	CU_ASSERT_EQUAL(pool_recover_all(pool, note_fn, &t), 0); /* nothing left */
 	pool_close(pool);
 }
 
@@ -179,7 +179,7 @@ static void dropped_when(const char *tag, void (*damage)(struct pool *, struct p
 	make_file("other", 'X', 2, &other, &fh2);
 	defer_and_die(pool, &id, 2, 'N');
 	damage(pool, slot_of(pool, &id));
-	CU_ASSERT_EQUAL(pool_recover(pool, note_fn, &t), 0);
+	CU_ASSERT_EQUAL(pool_recover_all(pool, note_fn, &t), 0);
 	CU_ASSERT_EQUAL(t.lost, 2);
 	CU_ASSERT_EQUAL(t.recovered, 0);
 	CU_ASSERT(t.why && (!why || strstr(t.why, why)));
@@ -272,7 +272,7 @@ static void test_out_of_range(void)
 	for (uint32_t i = 0; i < pool->nbufs; i++)
 		if (pool->bufs[i].flags & POOL_BUF_F_DIRTY)
 			pool->bufs[i].file = pool->nfiles + 3;
-	CU_ASSERT_EQUAL(pool_recover(pool, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(pool_recover_all(pool, NULL, NULL), 0);
 	CU_ASSERT_EQUAL(pool_recover_slot(pool, pool->nfiles + 3, NULL, NULL), -EINVAL);
 	CU_ASSERT_EQUAL(pool_recover_slot(pool, UINT32_MAX, NULL, NULL), -EINVAL);
 	CU_ASSERT(bucket_is("range", 0, 'O'));
@@ -291,8 +291,8 @@ static void test_live_owner(void)
 	make_file("live", 'O', 1, &id, &fh);
 	CU_ASSERT_FATAL(pool_file_get(pool, &id, "f", 0, &pf) == 0);
 	CU_ASSERT_EQUAL(defer(pf, 0, 'N', (uint32_t)getppid()), 1);
-	CU_ASSERT_EQUAL(pool_recover(pool, NULL, NULL), 0);
-	CU_ASSERT_EQUAL(pool_file_dirty(pf), 1);
+	CU_ASSERT_EQUAL(pool_recover_all(pool, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(pool_dirty_count(pf), 1);
 	CU_ASSERT(bucket_is("live", 0, 'O'));
 	pool_file_put(pf);
 	pool_close(pool);
@@ -315,7 +315,7 @@ static void test_two_recoverers(void)
 		kid[k] = fork();
 		CU_ASSERT_FATAL(kid[k] >= 0);
 		if (kid[k] == 0)
-			_exit(pool_recover(pool, NULL, NULL) < 0);
+			_exit(pool_recover_all(pool, NULL, NULL) < 0);
 	}
 	for (int k = 0; k < 2; k++) {
 		CU_ASSERT_FATAL(waitpid(kid[k], &status, 0) == kid[k]);

@@ -58,7 +58,7 @@ struct seen {
 	uint64_t snaps, mixed;
 };
 
-static int check_snap(const struct pool_file_stats *st, void *arg)
+static int check_snap(const struct pool_stats_file *st, void *arg)
 {
 	struct seen *s = arg;
 	int k = st->ino == idents[1].ino;
@@ -88,7 +88,7 @@ static void test_snapshot_never_mixed(void)
 	move_to(m.fs, 0);
 	CU_ASSERT_FATAL(pthread_create(&t, NULL, mover_main, &m) == 0);
 	for (int i = 0; i < ROUNDS && !s.mixed; i++)
-		CU_ASSERT_EQUAL(pool_file_iter(ro, check_snap, &s), 0);
+		CU_ASSERT_EQUAL(pool_stats_file_iter(ro, check_snap, &s), 0);
 	__atomic_store_n(&m.stop, true, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	printf("\n    %llu snapshots, %llu mixed, %llu moves ", (unsigned long long)s.snaps,
@@ -106,18 +106,18 @@ static void test_snapshot_reserve(void)
 	const char *name = ct_name("resv");
 	struct pool *pool = ct_open(name, BS, 32);
 	struct pool_file_id id = ct_id(7, BS);
-	struct pool_file_stats st;
+	struct pool_stats_file st;
 	struct pool_file *pf;
 	int granted;
 
 	CU_ASSERT_FATAL(pool && pool_file_get(pool, &id, "/f", 0, &pf) == 0);
 	granted = pool_file_set_quota(pf, 8);
 	CU_ASSERT_EQUAL(granted, 8);
-	CU_ASSERT_EQUAL_FATAL(pool_file_stats(pf, &st), 0);
+	CU_ASSERT_EQUAL_FATAL(pool_stats_file(pf, &st), 0);
 	CU_ASSERT_EQUAL(st.quota, 8);
 	CU_ASSERT_EQUAL(st.reserve, 8);
 	granted = pool_file_set_quota(pf, POOL_QUOTA_ALL);
-	CU_ASSERT_EQUAL_FATAL(pool_file_stats(pf, &st), 0);
+	CU_ASSERT_EQUAL_FATAL(pool_stats_file(pf, &st), 0);
 	CU_ASSERT_EQUAL(st.quota, POOL_QUOTA_ALL);
 	CU_ASSERT(granted > 0 && st.reserve == (uint32_t)granted && st.reserve < 32);
 	pool_file_put(pf);

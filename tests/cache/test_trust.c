@@ -215,24 +215,24 @@ static void test_stopped_holder(void)
 		hold_and_stop(pool, s, buf_of(pool, pf->slot, 5));
 	CU_ASSERT_FATAL(pid > 0 && waitpid(pid, &status, WUNTRACED) == pid && WIFSTOPPED(status));
 	t0 = now_s();
-	CU_ASSERT_EQUAL(pool_read(pf, 5, buf, 0, BS), -ETIMEDOUT);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 5, buf, 0, BS), -ETIMEDOUT);
 	CU_ASSERT(now_s() - t0 >= 1.5 && now_s() - t0 < 3.5);
 	t0 = now_s(); /* now suspect: the next waits are short */
 	CU_ASSERT_EQUAL(ct_fill(pf, 1, 5, 2, BS), -ETIMEDOUT);
 	CU_ASSERT(now_s() - t0 < 0.5);
 	CU_ASSERT_EQUAL(pool_stats_get(pool, &st), 0);
 	CU_ASSERT(st.c[POOL_C_LOCK_TIMEOUTS] >= 2);
-	CU_ASSERT(pool_lock_timeouts(pool) >= 2);
+	CU_ASSERT(pool_guard_lock_timeouts(pool) >= 2);
 	/* a write that cannot drop bucket 5 under its lock drops the whole file (I4) */
-	CU_ASSERT_EQUAL(pool_write_begin(pf, 5 * BS, 10), 0);
-	CU_ASSERT_EQUAL(pool_write_end(pf), 0);
+	CU_ASSERT_EQUAL(pool_buf_write_begin(pf, 5 * BS, 10), 0);
+	CU_ASSERT_EQUAL(pool_buf_write_end(pf), 0);
 	if (other < 16)
-		CU_ASSERT_EQUAL(pool_read(pf, other, buf, 0, BS), -ENOENT);
+		CU_ASSERT_EQUAL(pool_buf_read(pf, other, buf, 0, BS), -ENOENT);
 	kill(pid, SIGCONT);
 	CU_ASSERT(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	/* consistent again: fills and reads of the shard work */
 	CU_ASSERT_EQUAL(ct_fill(pf, 1, 5, 3, BS), 1);
-	CU_ASSERT_EQUAL(pool_read(pf, 5, buf, 0, BS), BS);
+	CU_ASSERT_EQUAL(pool_buf_read(pf, 5, buf, 0, BS), BS);
 	CU_ASSERT(ct_verify(buf, BS, 1, 5, &v) && v == 3);
 	pool_file_put(pf);
 	pool_close(pool);
@@ -288,23 +288,23 @@ static void test_truncated(void)
 	CU_ASSERT_EQUAL(pool_guard_sigbus(pool), 0);
 	for (int b = 0; b < 16; b++)
 		CU_ASSERT_EQUAL(ct_fill(pf, 1, b, 1, BS), 1);
-	CU_ASSERT_EQUAL(pool_write_begin_mode(pf, 3 * BS, 10, true), 0);
-	CU_ASSERT_EQUAL(pool_defer(pf, 3, 0, buf, 10, NULL, 0, 0, (uint32_t)getpid()), 1);
-	CU_ASSERT_EQUAL(pool_write_end(pf), 0);
-	CU_ASSERT_FALSE(pool_broken(pool));
+	CU_ASSERT_EQUAL(pool_buf_write_begin_mode(pf, 3 * BS, 10, true), 0);
+	CU_ASSERT_EQUAL(pool_dirty_defer(pf, 3, 0, buf, 10, NULL, 0, 0, (uint32_t)getpid()), 1);
+	CU_ASSERT_EQUAL(pool_buf_write_end(pf), 0);
+	CU_ASSERT_FALSE(pool_guard_broken(pool));
 	fd = shm_open(name, O_RDWR, 0);
 	CU_ASSERT_FATAL(fd >= 0 && ftruncate(fd, 4096) == 0);
 	close(fd);
 	/* every access past 4096 faults: caught, the pool is broken, nothing is served */
 	for (int b = 0; b < 16; b++)
-		CU_ASSERT_EQUAL(pool_read(pf, b, buf, 0, BS), -EIO);
-	CU_ASSERT_TRUE(pool_broken(pool));
+		CU_ASSERT_EQUAL(pool_buf_read(pf, b, buf, 0, BS), -EIO);
+	CU_ASSERT_TRUE(pool_guard_broken(pool));
 	CU_ASSERT_EQUAL(ct_fill(pf, 1, 1, 1, BS), -EIO);
-	CU_ASSERT_EQUAL(pool_write_begin(pf, 0, 10), -EIO);
+	CU_ASSERT_EQUAL(pool_buf_write_begin(pf, 0, 10), -EIO);
 	CU_ASSERT_EQUAL(pool_stats_get(pool, &st), -EIO);
 	/* our deferred bytes went with it: reported once */
-	CU_ASSERT_TRUE(pool_file_lost(pf, true));
-	CU_ASSERT_FALSE(pool_file_lost(pf, true));
+	CU_ASSERT_TRUE(pool_dirty_lost(pf, true));
+	CU_ASSERT_FALSE(pool_dirty_lost(pf, true));
 	pool_file_put(pf);
 	pool_close(pool);
 }

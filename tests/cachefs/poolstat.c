@@ -8,7 +8,7 @@
  *                                    contains SUBSTRING
  *   ... [KEY]                        only the value of KEY
  *
- * Output is one `key=value` line per counter (names from pool_counter_name()),
+ * Output is one `key=value` line per counter (names from pool_stats_counter_name()),
  * so a test takes a snapshot before and after a workload and compares. The
  * pool is attached read-only and never locked, exactly as the monitor does,
  * so running it beside live daemons changes nothing. Exits 0; 1 if the pool
@@ -25,11 +25,11 @@ struct match {
 	uint64_t dev, ino;
 	bool by_ino, by_dev;
 	const char *substr;
-	struct pool_file_stats st;
+	struct pool_stats_file st;
 	unsigned int found;
 };
 
-static int match_one(const struct pool_file_stats *st, void *arg)
+static int match_one(const struct pool_stats_file *st, void *arg)
 {
 	struct match *m = arg;
 
@@ -70,11 +70,11 @@ static int print_pool(struct pool *pool, const char *key)
 	put(key, "opens", st.opens, &shown);
 	put(key, "resident", st.resident, &shown);
 	for (int c = 0; c < POOL_C_POOL_MAX; c++)
-		put(key, pool_counter_name(c), st.c[c], &shown);
+		put(key, pool_stats_counter_name(c), st.c[c], &shown);
 	return key && !shown ? 2 : 0;
 }
 
-static int print_file(const struct pool_file_stats *st, const char *key)
+static int print_file(const struct pool_stats_file *st, const char *key)
 {
 	bool shown = false;
 
@@ -89,7 +89,7 @@ static int print_file(const struct pool_file_stats *st, const char *key)
 	put(key, "ndirty", st->ndirty, &shown);
 	put(key, "relaxed", !!(st->flags & POOL_FILE_F_RELAXED), &shown);
 	for (int c = 0; c < POOL_C_FILE_MAX; c++)
-		put(key, pool_counter_name(c), st->c[c], &shown);
+		put(key, pool_stats_counter_name(c), st->c[c], &shown);
 	return key && !shown ? 2 : 0;
 }
 
@@ -145,7 +145,7 @@ int main(int argc, char **argv)
 	if (!m.by_ino && !m.substr) {
 		ret = print_pool(pool, key);
 	} else {
-		pool_file_iter(pool, match_one, &m);
+		pool_stats_file_iter(pool, match_one, &m);
 		if (m.found == 1)
 			ret = print_file(&m.st, key);
 		else
