@@ -121,18 +121,19 @@ struct open_file {
 	struct stream *stream; /* buffer cache stream, NULL if not cached */
 	int dfd;	       /* O_DIRECT descriptor for buffer fills, or -1 */
 	bool wrote;	       /* a write went through the stream (revalidate at close) */
-	uint64_t known_size; /* atomic: size last seen (open or fstat); reads below skip EOF checks */
+	uint64_t
+	    known_size; /* atomic: size last seen (open or fstat); reads below skip EOF checks */
 	struct pool_file_id id; /* identity (immutable) and validator: written by the
 				 * revalidating thread only, see revalidate() in cache_io.c */
 	uint64_t next_check;	/* atomic: revalidate=S, CLOCK_MONOTONIC ns of the next check */
 	bool changed;		/* atomic: the watcher saw SOURCE change it: check at next read */
-	int flags;	  /* open(2) flags */
+	int flags;		/* open(2) flags */
 	bool defer;	  /* writes may be deferred (deferred_write, not O_SYNC unless relaxed) */
 	bool relaxed;	  /* sync=relaxed: fsync/O_SYNC mean "within flush_interval" */
 	bool deferred;	  /* atomic: this handle deferred a write (the flusher looks) */
 	uint64_t wb_next; /* inode wb_lock: where its last deferred write ended */
-	uint64_t ra_max;  /* read-ahead limit (readahead_max, or the file's attribute) */
-	int rmw_fd;	  /* O_NOATIME reader for read-modify-write, -1: none (yet) */
+	uint64_t readahead_max; /* read-ahead limit (readahead_max, or the file's attribute) */
+	int rmw_fd;		/* O_NOATIME reader for read-modify-write, -1: none (yet) */
 	bool rmw_tried;
 	/* the kernel does its I/O (passthrough.c); immutable after open */
 	bool passthrough;
@@ -151,8 +152,8 @@ struct accelfs {
 	char *source_real;     /* canonical SOURCE path */
 	char *mountpoint_real; /* canonical MOUNTPOINT path */
 	struct inode root;
-	bool dont_mask;	  /* FUSE_DONT_MASK negotiated: we apply the umask */
-	bool killpriv_v2; /* FUSE_HANDLE_KILLPRIV_V2 negotiated (see killpriv.c) */
+	bool dont_mask;	   /* FUSE_DONT_MASK negotiated: we apply the umask */
+	bool killpriv_v2;  /* FUSE_HANDLE_KILLPRIV_V2 negotiated (see killpriv.c) */
 	bool uring_wanted; /* FUSE over io_uring asked of libfuse (transport.c) */
 	/* FUSE_PASSTHROUGH asked at INIT (passthrough.c) */
 	bool passthrough;

@@ -136,8 +136,8 @@ static void file_id_handle(const struct inode *n, struct pool_file_id *id)
 
 struct file_tuning {
 	uint32_t quota, nlocal;
-	int deferred, sync; /* see wb_open() */
-	uint64_t ra_max;    /* read-ahead limit in bytes */
+	int deferred, sync;	/* see wb_open() */
+	uint64_t readahead_max; /* read-ahead limit in bytes */
 };
 
 /* The file's tuning attributes (cache/tuning.h; @read: already read) over the mount's defaults. */
@@ -155,7 +155,7 @@ static void file_tuning(int fd, const struct tuning_values *read, struct file_tu
 		    v.local_buffers >= 0 ? (uint32_t)v.local_buffers : accelfs.opts.local_buffers,
 		.deferred = v.deferred_write,
 		.sync = v.sync_relaxed,
-		.ra_max =
+		.readahead_max =
 		    v.readahead_max >= 0 ? (uint64_t)v.readahead_max : accelfs.opts.readahead_max,
 	};
 }
@@ -251,7 +251,7 @@ int cache_io_open(struct open_file *of, const struct stat *st, const struct tuni
 	if (of->stream && accelfs.opts.backend_direct)
 		open_direct(of);
 	wb_open(of, t.deferred, t.sync);
-	of->ra_max = t.ra_max;
+	of->readahead_max = t.readahead_max;
 	return 0;
 }
 

@@ -155,12 +155,12 @@ void cache_io_readahead(struct open_file *of, uint64_t off, size_t len)
 	struct stream_ra runs[RA_RUNS];
 	int n;
 
-	if (!running || !of->stream || !of->ra_max)
+	if (!running || !of->stream || !of->readahead_max)
 		return;
 	/* windows end at SOURCE's size as last seen: deferred bytes past it are
 	 * in the pool already, and there is nothing there to read ahead */
 	n = stream_readahead(of->stream, off, len,
-			     of->ra_max < slot_bytes ? of->ra_max : slot_bytes,
+			     of->readahead_max < slot_bytes ? of->readahead_max : slot_bytes,
 			     __atomic_load_n(&of->known_size, __ATOMIC_RELAXED), runs, RA_RUNS);
 	for (int i = 0; i < n; i++)
 		issue(of, &runs[i]);
