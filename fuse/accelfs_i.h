@@ -170,6 +170,23 @@ struct inode *inode_get(fuse_ino_t ino);
 struct inode *inode_ref(int fd, const struct stat *st, int *err);
 void inode_unref(struct inode *inode, uint64_t n);
 /* The backing state the kernel knows, under inode->lock. */
+/* The timeouts a failing watcher shortens while workers reply (watch.c): read atomically. */
+static inline double opt_entry_timeout(void)
+{
+	double v;
+
+	__atomic_load(&accelfs.opts.entry_timeout, &v, __ATOMIC_RELAXED);
+	return v;
+}
+
+static inline double opt_attr_timeout(void)
+{
+	double v;
+
+	__atomic_load(&accelfs.opts.attr_timeout, &v, __ATOMIC_RELAXED);
+	return v;
+}
+
 bool stamp_equal(const struct inode *n, const struct stat *st);
 void stamp_set(struct inode *n, const struct stat *st);
 /* Remember whether @st's mode has set-ID bits an unprivileged write clears. */

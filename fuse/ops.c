@@ -31,7 +31,9 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	else {
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
-		accelfs.opts.writeback = false; /* open() must not widen access modes then */
+		/* open() must not widen access modes then; the watcher thread,
+		 * started before INIT, reads it too */
+		__atomic_store_n(&accelfs.opts.writeback, false, __ATOMIC_RELAXED);
 	}
 	/* POSIX ACLs: the kernel enforces them (with default_permissions), caches
 	 * them, and refreshes attributes after an ACL changes the mode. */
@@ -67,7 +69,8 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_background = 64;
 	conn->congestion_threshold = 48;
 	conn->time_gran = 1;
-	log_msg(LOG_INFO, "mounted %s: requests through %s, backend %s, writeback cache %s, "
+	log_msg(LOG_INFO,
+		"mounted %s: requests through %s, backend %s, writeback cache %s, "
 		"passthrough %s, kernel_cache %s",
 		accelfs.source_real, transport_describe(conn), backend_kind_name(backend_active()),
 		accelfs.opts.writeback ? "on" : "off", accelfs.passthrough ? "on" : "off",

@@ -61,7 +61,7 @@ static void dir_cache_policy(struct inode *n, int fd, struct fuse_file_info *fi)
 		fi->cache_readdir = fi->keep_cache = 1;
 		return;
 	}
-	if (accelfs.opts.entry_timeout < DIR_CACHE_MIN_ENTRY_TIMEOUT || fstat(fd, &st) < 0)
+	if (opt_entry_timeout() < DIR_CACHE_MIN_ENTRY_TIMEOUT || fstat(fd, &st) < 0)
 		return;
 	fi->cache_readdir = 1;
 	pthread_mutex_lock(&n->lock);

@@ -33,8 +33,8 @@ static int stat_inode(struct inode *n, struct stat *st)
 
 void entry_fill_timeouts(struct fuse_entry_param *e)
 {
-	e->attr_timeout = accelfs.opts.attr_timeout;
-	e->entry_timeout = accelfs.opts.entry_timeout;
+	e->attr_timeout = opt_attr_timeout();
+	e->entry_timeout = opt_entry_timeout();
 }
 
 /* Take the node of O_PATH descriptor @fd, whose state is in @e->attr; consumes @fd. */
@@ -148,7 +148,7 @@ static void accel_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
-		fuse_reply_attr(req, &st, accelfs.opts.attr_timeout);
+		fuse_reply_attr(req, &st, opt_attr_timeout());
 }
 
 static int set_mode(struct inode *n, int fd, mode_t mode)
@@ -301,7 +301,8 @@ static int do_setattr(struct inode *n, struct open_file *of, const struct stat *
 
 		int nfd = inode_fd_get(n);
 
-		if (INODE_FD_OR(nfd, fchownat(nfd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)))
+		if (INODE_FD_OR(nfd,
+				fchownat(nfd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)))
 			ret = -errno;
 		inode_fd_put(n, nfd);
 	}
@@ -439,7 +440,7 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 		if (ret)
 			fuse_reply_err(req, -ret);
 		else
-			fuse_reply_attr(req, &st, accelfs.opts.attr_timeout);
+			fuse_reply_attr(req, &st, opt_attr_timeout());
 		return;
 	}
 	ret = setattr_as_caller(req, n, of, attr, valid);
@@ -455,7 +456,7 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
-		fuse_reply_attr(req, &st, accelfs.opts.attr_timeout);
+		fuse_reply_attr(req, &st, opt_attr_timeout());
 }
 
 static void accel_readlink(fuse_req_t req, fuse_ino_t ino)

@@ -54,7 +54,7 @@ static bool caps_known_absent(struct inode *n, const char *name)
 
 static void caps_absent(struct inode *n)
 {
-	__atomic_store_n(&n->nocaps_until, now_ns() + (uint64_t)(accelfs.opts.attr_timeout * 1e9),
+	__atomic_store_n(&n->nocaps_until, now_ns() + (uint64_t)(opt_attr_timeout() * 1e9),
 			 __ATOMIC_RELAXED);
 }
 

@@ -78,7 +78,8 @@ void watch_apply(const struct watch_change *c)
 	}
 	/* Also when the object is not (or no longer) in the index: the name
 	 * may still lead the kernel to a retired node of it. */
-	if (accelfs.opts.writeback && !c->dir && c->parent && c->name)
+	if (__atomic_load_n(&accelfs.opts.writeback, __ATOMIC_RELAXED) && !c->dir && c->parent &&
+	    c->name)
 		inval_entry(c->parent, c->name);
 }
 
