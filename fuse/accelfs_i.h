@@ -312,8 +312,8 @@ void wb_recover_log(void *arg, const struct pool_recover_note *n);
 void wb_stop(void);
 void wb_flush_all(void);
 /* readahead_io.c: adaptive read-ahead into the pool (see there) */
-int ra_start(void);
-void ra_stop(void);
+int readahead_io_start(void);
+void readahead_io_stop(void);
 void cache_io_readahead(struct open_file *of, uint64_t off, size_t len);
 /* ops_entry.c: keep @tv (UTIME_OMIT: not set) as the open file's times to re-apply */
 void times_keep(struct inode *n, const struct timespec tv[2]);

@@ -80,8 +80,9 @@ static int check_not_mounted(const char *mnt, const char *real)
 	if (!m)
 		return fail("out of memory");
 	if (!mountinfo_find(NULL, real, m) && !strcmp(m->fstype, "fuse.accelfs"))
-		ret = fail("%s: already an accelfs mount of %s (unmount it first: fusermount3 -u %s)",
-			   mnt, m->source, real);
+		ret =
+		    fail("%s: already an accelfs mount of %s (unmount it first: fusermount3 -u %s)",
+			 mnt, m->source, real);
 	free(m);
 	return ret;
 }
@@ -434,12 +435,12 @@ static int run(void)
 		goto out_unmount;
 	if (wb_start()) /* after daemonising: the flusher's pid owns the dirty buffers */
 		log_msg(LOG_ERR, "cannot start the flusher: deferred writes wait for fsync/close");
-	if (ra_start())
+	if (readahead_io_start())
 		log_msg(LOG_WARNING, "cannot start the prefetch engine: no read-ahead");
 	watch_start(); /* after daemonising: its pid is the one fanotify reports */
 	ret = serve(accelfs.se) < 0 ? EXIT_RUNTIME : 0;
 	watch_stop(); /* no notification may race the session's end */
-	ra_stop();
+	readahead_io_stop();
 	wb_stop();
 	log_msg(LOG_INFO, "unmounting %s", accelfs.mountpoint_real);
 out_unmount:

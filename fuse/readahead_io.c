@@ -80,7 +80,7 @@ static void slot_put(struct ra_slot *s)
 }
 
 /* On the engine thread: the run came back. */
-static void ra_done(struct prefetch_req *req, ssize_t res)
+static void readahead_io_done(struct prefetch_req *req, ssize_t res)
 {
 	struct ra_slot *s = req->arg;
 
@@ -89,7 +89,7 @@ static void ra_done(struct prefetch_req *req, ssize_t res)
 	slot_put(s);
 }
 
-int ra_start(void)
+int readahead_io_start(void)
 {
 	struct pool *pool = cache_io_pool();
 	int ret;
@@ -115,7 +115,7 @@ int ra_start(void)
 	return 0;
 }
 
-void ra_stop(void)
+void readahead_io_stop(void)
 {
 	if (!running)
 		return;
@@ -142,7 +142,7 @@ static void issue(struct open_file *of, const struct stream_ra *run)
 		.off = run->first * bsize,
 		.len = (uint32_t)(len < slot_bytes ? len : slot_bytes),
 		.buf = s->buf,
-		.done = ra_done,
+		.done = readahead_io_done,
 		.arg = s,
 	};
 	if (s->req.fd < 0 || pool_file_dup(stream_file(of->stream), &s->pf) ||
