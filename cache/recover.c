@@ -282,9 +282,10 @@ static int write_back(struct pool *pool, uint32_t f, const struct ident *id, int
 	return ret == -ENOENT || ret >= 0 ? total : ret;
 }
 
+/* Every file with bytes written back, dropped, or kept after a failed write. */
 static void report(pool_recover_fn *fn, void *arg, const struct pool_recover_note *note)
 {
-	if (fn && (note->recovered || note->lost))
+	if (fn && (note->recovered || note->lost || note->err))
 		fn(arg, note);
 }
 

@@ -11,6 +11,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -162,6 +164,41 @@ static void test_written_back(void)
 	CU_ASSERT_EQUAL(counter(pool, POOL_C_DIRTY_RECOVERED), 3);
 	CU_ASSERT_EQUAL(pool_fslot_ndirty(slot_of(pool, &id)), 0);
 	CU_ASSERT_EQUAL(pool_recover_all(pool, note_fn, &t), 0); /* nothing left */
+	pool_close(pool);
+}
+
+/* A write-back that fails (here: EFBIG past RLIMIT_FSIZE) keeps the buffers
+ * dirty for the next pass, which writes them once the cause is gone. */
+static void test_write_fails_kept(void)
+{
+	struct pool *pool = ct_open(ct_name("rc-efbig"), BS, NBUFS);
+	struct rlimit old, low;
+	struct tally t = { 0 };
+	struct pool_file_id id;
+	struct handle fh;
+
+	CU_ASSERT_FATAL(pool != NULL);
+	make_file("efbig", 'O', 4, &id, &fh);
+	defer_and_die(pool, &id, 3, 'N');
+	CU_ASSERT_FATAL(getrlimit(RLIMIT_FSIZE, &old) == 0);
+	low = old;
+	low.rlim_cur = BS / 2;
+	signal(SIGXFSZ, SIG_IGN);
+	CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &low) == 0);
+	CU_ASSERT_EQUAL(pool_recover_all(pool, note_fn, &t), 0);
+	CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &old) == 0);
+	signal(SIGXFSZ, SIG_DFL);
+	CU_ASSERT_EQUAL(t.recovered, 0);
+	CU_ASSERT_EQUAL(t.lost, 0);
+	CU_ASSERT(t.why && strstr(t.why, "kept for the next pass"));
+	CU_ASSERT_EQUAL(pool_fslot_ndirty(slot_of(pool, &id)), 3);
+	CU_ASSERT_EQUAL(counter(pool, POOL_C_DIRTY_LOST), 0);
+	memset(&t, 0, sizeof(t));
+	CU_ASSERT_EQUAL(pool_recover_all(pool, note_fn, &t), 3);
+	for (unsigned int b = 0; b < 3; b++)
+		CU_ASSERT(bucket_is("efbig", b, 'N'));
+	CU_ASSERT(bucket_is("efbig", 3, 'O'));
+	CU_ASSERT_EQUAL(pool_fslot_ndirty(slot_of(pool, &id)), 0);
 	pool_close(pool);
 }
 
@@ -352,6 +389,7 @@ int main(void)
 	if (!s)
 		return 1;
 	CU_add_test(s, "a dead owner's buffers written back", test_written_back);
+	CU_add_test(s, "a failed write-back kept for the next pass", test_write_fails_kept);
 	CU_add_test(s, "handle length beyond the field: dropped", test_long_handle);
 	CU_add_test(s, "bogus handle type: dropped", test_bogus_type);
 	CU_add_test(s, "the handle of another file: dropped, it untouched", test_other_file);
