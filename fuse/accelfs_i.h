@@ -264,6 +264,9 @@ void *scratch_get(size_t size);
 void ops_entry_fill(struct fuse_lowlevel_ops *ops);
 void ops_file_fill(struct fuse_lowlevel_ops *ops);
 void ops_dir_fill(struct fuse_lowlevel_ops *ops);
+/* At INIT, after the ACL choice: may the kernel open directories without
+ * asking (ops_dir.c)? */
+void ops_dir_init(struct fuse_conn_info *conn);
 void ops_xattr_fill(struct fuse_lowlevel_ops *ops);
 void ops_fill(struct fuse_lowlevel_ops *ops);
 /* At exit: free the open files and directories the kernel still held. */

@@ -41,6 +41,7 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
 		accelfs.dont_mask = true;
 	}
+	ops_dir_init(conn);
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 #ifdef ACCEL_HAVE_KILLPRIV_V2

@@ -20,6 +20,19 @@
  * where an uncached READDIRPLUS refreshed ~100 names per request (find -ls
  * of 15,000 entries 1.5 s after the last: 15,034 LOOKUPs against 3,776
  * READDIR(PLUS) and 1,386 LOOKUPs uncached).
+ *
+ * Opens without a request: while a watcher runs and the kernel enforces
+ * permissions (default_permissions with POSIX ACLs, or a root daemon only
+ * root may use), the first OPENDIR is answered ENOSYS. The kernel then
+ * opens every directory of the connection itself, checking the caller's
+ * rights from the attributes it caches, and keeps listings across opens
+ * (FOPEN_CACHE_DIR|FOPEN_KEEP_CACHE is its default then): a hot `find` or
+ * `git status` costs no OPENDIR/RELEASEDIR round trip per directory. A
+ * READDIR then carries no handle: the listing is read from a stream opened
+ * for that request (dir_stateless). The choice is the connection's for good
+ * (the kernel asks no more): if the watcher fails later, the kernel still
+ * compares the directory's mtime before using its copy once the attributes
+ * expire, which the short timeouts then make 1 s.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +61,27 @@ static void dir_free(struct dir_handle *d)
 
 #define DIR_CACHE_MIN_ENTRY_TIMEOUT 10.0 /* seconds */
 
+static bool no_opendir_ok; /* set at INIT (atomic): the kernel may open directories itself */
+static bool no_opendir;	   /* it was told so, logged once (atomic: any worker may) */
+
+void ops_dir_init(struct fuse_conn_info *conn)
+{
+#ifdef FUSE_CAP_NO_OPENDIR_SUPPORT
+	bool kernel_checks = accelfs.opts.default_permissions
+				 ? accelfs.dont_mask /* ACLs enforced too */
+				 : geteuid() == 0 && !accelfs.opts.allow_other;
+
+	bool ok = (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) && kernel_checks &&
+		  accelfs.opts.kernel_cache != KERNEL_CACHE_NEVER;
+
+	__atomic_store_n(&no_opendir_ok, ok, __ATOMIC_RELAXED);
+	if (ok)
+		conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
+#else
+	(void)conn;
+#endif
+}
+
 /* Let the kernel keep the listing of @n across opens while a watcher runs, or
  * when SOURCE's directory (open on @fd) is as it was at the last opendir and
  * names live long; never with kernel_cache=never. */
@@ -72,10 +106,17 @@ static void dir_cache_policy(struct inode *n, int fd, struct fuse_file_info *fi)
 
 static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct dir_handle *d = calloc(1, sizeof(*d));
+	struct dir_handle *d;
 	int fd = -1, err, nfd;
 
-	if (!d) {
+	if (__atomic_load_n(&no_opendir_ok, __ATOMIC_RELAXED) && watch_active()) {
+		if (!__atomic_exchange_n(&no_opendir, true, __ATOMIC_RELAXED))
+			log_msg(LOG_INFO, "directories: opened by the kernel without a request "
+					  "while the watcher runs");
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	if (!(d = calloc(1, sizeof(*d)))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
@@ -145,10 +186,9 @@ static ssize_t add_entry(fuse_req_t req, fuse_ino_t ino, struct dirent *de, char
 	return (ssize_t)size;
 }
 
-static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi, bool plus)
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct dir_handle *d,
+		       bool plus)
 {
-	struct dir_handle *d = dh_of(fi);
 	char *buf = scratch_get(size), *p = buf;
 	size_t rem = size;
 	ssize_t n;
@@ -194,16 +234,59 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_buf(req, buf, size - rem);
 }
 
+/* A descriptor of directory @ino opened for reading with the daemon's
+ * rights (the kernel checked the caller's at open), or -errno. */
+static int dir_open_fd(fuse_ino_t ino)
+{
+	int nfd = inode_fd_get(inode_get(ino)), fd;
+
+	if (nfd < 0)
+		return nfd;
+	fd = openat(nfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = fd < 0 ? -errno : fd;
+	inode_fd_put(inode_get(ino), nfd);
+	return fd;
+}
+
+/* A READDIR without a handle (the kernel opened the directory itself): a
+ * stream for this request only, positioned at @off by do_readdir. */
+static void dir_stateless(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
+{
+	struct dir_handle d = { .offset = 0 };
+	int fd = dir_open_fd(ino);
+
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	if (!(d.dp = fdopendir(fd))) {
+		fuse_reply_err(req, errno);
+		close(fd);
+		return;
+	}
+	do_readdir(req, ino, size, off, &d, plus);
+	closedir(d.dp);
+}
+
+static void readdir_any(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			struct fuse_file_info *fi, bool plus)
+{
+	if (fi->fh)
+		do_readdir(req, ino, size, off, dh_of(fi), plus);
+	else
+		dir_stateless(req, ino, size, off, plus);
+}
+
 static void accel_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			  struct fuse_file_info *fi)
 {
-	do_readdir(req, ino, size, off, fi, false);
+	readdir_any(req, ino, size, off, fi, false);
 }
 
 static void accel_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			      struct fuse_file_info *fi)
 {
-	do_readdir(req, ino, size, off, fi, true);
+	readdir_any(req, ino, size, off, fi, true);
 }
 
 static void accel_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -217,10 +300,16 @@ static void accel_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_in
 
 static void accel_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	int fd = dirfd(dh_of(fi)->dp);
+	int fd = fi->fh ? dirfd(dh_of(fi)->dp) : dir_open_fd(ino), err;
 
-	(void)ino;
-	fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) ? errno : 0);
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	err = (datasync ? fdatasync(fd) : fsync(fd)) ? errno : 0;
+	if (!fi->fh)
+		close(fd);
+	fuse_reply_err(req, err);
 }
 
 void ops_dir_release_all(void)
