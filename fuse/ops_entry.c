@@ -427,6 +427,35 @@ static int setattr_as_caller(fuse_req_t req, struct inode *n, struct open_file *
 	return ret;
 }
 
+/*
+ * The kernel (writeback cache) writes a file's times back on its own, with
+ * no handle once the file is closed: a SETATTR of mtime (and ctime) only.
+ * When that comes for a file that no longer exists in SOURCE (deleted, then
+ * its descriptor reaped, inode.c), there is nothing left to update; the
+ * error would reach no caller but the next syncfs(2) of the mount, which
+ * would then fail ESTALE (seen after cp -a, rm -rf, sync -f). Answered as
+ * done, with the times given and no links, cached for no time. A user's
+ * utimensat() of only mtime through a name that is stale the same way gets
+ * the same answer instead of the ENOENT the kernel's retry would give.
+ */
+static bool times_flush_gone(struct inode *n, const struct open_file *of, const struct stat *attr,
+			     int valid, struct stat *st)
+{
+	if (of || !S_ISREG(n->type) || !(valid & FUSE_SET_ATTR_MTIME) ||
+	    (valid & ~(FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_CTIME)))
+		return false;
+	*st = (struct stat){ .st_ino = n->ino,
+			     .st_mode = n->type,
+			     .st_nlink = 0,
+			     .st_mtim = attr->st_mtim,
+			     .st_ctim =
+				 (valid & FUSE_SET_ATTR_CTIME) ? attr->st_ctim : attr->st_mtim };
+	pthread_mutex_lock(&n->lock);
+	st->st_size = n->stamp_valid ? n->stamp_size : 0;
+	pthread_mutex_unlock(&n->lock);
+	return true;
+}
+
 static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 			  struct fuse_file_info *fi)
 {
@@ -452,6 +481,10 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 		pthread_mutex_lock(&n->lock);
 		stamp_set(n, &st);
 		pthread_mutex_unlock(&n->lock);
+	}
+	if (ret == -ESTALE && times_flush_gone(n, of, attr, valid, &st)) {
+		fuse_reply_attr(req, &st, 0);
+		return;
 	}
 	if (ret)
 		fuse_reply_err(req, -ret);
