@@ -129,7 +129,7 @@ static void map_del(struct wd_slot *s)
 /* map_lock held: @n cannot be watched (-@err). */
 static void refused(struct inode *n, int err)
 {
-	n->watch_wd = -1;
+	__atomic_store_n(&n->watch_wd, -1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&watch_counters.unwatched, 1, __ATOMIC_RELAXED);
 	if (logged)
 		return;
@@ -145,6 +145,7 @@ static int add_locked(struct inode *n)
 {
 	char path[PROC_FD_LEN];
 	int fd, wd, err = 0;
+	struct wd_slot *s;
 	bool suspended;
 
 	if (n->watch_wd)
@@ -166,8 +167,10 @@ static int add_locked(struct inode *n)
 		refused(n, err);
 		return -err;
 	}
-	*map_find(wd) = (struct wd_slot){ wd, n };
-	map_count++;
+	s = map_find(wd);
+	if (!s->wd) /* else the inode's watch already stood for another node: now this one's */
+		map_count++;
+	*s = (struct wd_slot){ wd, n };
 	__atomic_store_n(&n->watch_wd, wd, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -230,7 +233,7 @@ void watch_ino_forget(struct inode *n)
 	} else if (n->watch_wd < 0) {
 		__atomic_sub_fetch(&watch_counters.unwatched, 1, __ATOMIC_RELAXED);
 	}
-	n->watch_wd = 0;
+	__atomic_store_n(&n->watch_wd, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&map_lock);
 }
 
@@ -240,7 +243,8 @@ static void ignored_locked(struct wd_slot *s)
 	struct inode *n = s->n;
 
 	map_del(s);
-	n->watch_wd = -1; /* names given under it from now on: the short timeouts */
+	/* names given under it from now on: the short timeouts */
+	__atomic_store_n(&n->watch_wd, -1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&watch_counters.unwatched, 1, __ATOMIC_RELAXED);
 }
 
