@@ -64,7 +64,9 @@ void watch_ino_entry(struct inode *p, struct inode *n, struct fuse_entry_param *
 void watch_ino_forget(struct inode *n);
 
 /* watch_echo.c: the mount's own changes, noted by the wrapped handlers */
-#define ECHO_WINDOW_MS 500 /* an event this long after the daemon's own change is an echo */
+/* An event this soon after the daemon's own change is its echo: measured, the watcher
+ * reads an echo within one 4 ms tick of the coarse clock (docs/bench/inotify-echo-window.json). */
+#define ECHO_WINDOW_MS 100
 /* Is @c (what, parent, name, ino set) the echo of one of the daemon's own changes? */
 bool watch_echo_match(const struct watch_change *c);
 

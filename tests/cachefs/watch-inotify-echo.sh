@@ -6,7 +6,7 @@
 # IN_CLOSE_WRITE) and CREATES new files through the mount give at most 2 %
 # as many invalidations (the count is printed); and the filter does not
 # swallow what follows: an outside change made once the echo window
-# (500 ms) has passed is visible within BOUND ms, below the 10 s that
+# (100 ms) has passed is visible within BOUND ms, below the 10 s that
 # inotify mode caches for. On the old code watch=inotify meant off: it fails
 # on the mode (accel stat shows off).
 set -u
