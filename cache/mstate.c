@@ -34,9 +34,9 @@ static int write_all(int fd, const struct mstate *m)
 	int n = snprintf(buf, sizeof(buf),
 			 "pid %" PRIu32 "\nmountpoint %s\nsource %s\nwatch %s\n"
 			 "watch_events %" PRIu64 "\nwatch_invalidations %" PRIu64
-			 "\nwatch_overflows %" PRIu64 "\n",
+			 "\nwatch_overflows %" PRIu64 "\nwatch_unwatched %" PRIu64 "\n",
 			 m->pid, m->mountpoint, m->source, m->watch, m->watch_events,
-			 m->watch_invalidations, m->watch_overflows);
+			 m->watch_invalidations, m->watch_overflows, m->watch_unwatched);
 
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return -ENAMETOOLONG;
@@ -99,6 +99,8 @@ static void parse_line(char *line, struct mstate *m)
 		m->watch_invalidations = strtoull(v, NULL, 10);
 	else if (!strcmp(line, "watch_overflows"))
 		m->watch_overflows = strtoull(v, NULL, 10);
+	else if (!strcmp(line, "watch_unwatched"))
+		m->watch_unwatched = strtoull(v, NULL, 10);
 }
 
 int mstate_read(const char *path, struct mstate *m)

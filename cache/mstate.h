@@ -29,6 +29,7 @@ struct mstate {
 	uint64_t watch_events;	      /* changes seen in SOURCE that concern the mount */
 	uint64_t watch_invalidations; /* notifications sent to the kernel */
 	uint64_t watch_overflows;     /* event queue overflows (everything invalidated) */
+	uint64_t watch_unwatched; /* inotify: directories held but not watched (short timeouts) */
 };
 
 /* The state directory for euid @uid into @buf; 0 or -errno (-ENOENT: none). */

@@ -79,6 +79,8 @@ struct inode {
 	struct inode *fhnext;	 /* handle index chain (inode_fh.c); its index lock */
 	bool fh_indexed;	 /* in that index; its index lock */
 	bool changed_outside;	 /* atomic: the watcher saw it change in SOURCE (must_retire) */
+	int watch_wd;		 /* inotify: > 0 watched, < 0 refused; watch_ino.c map_lock */
+	bool watch_short;	 /* atomic: given where no inotify watch covers it */
 	pthread_mutex_t fd_lock; /* protects fd (if fh), fd_pins, fd_ref, fd_idle */
 	unsigned int fd_pins;	 /* callers using fd: never closed while > 0 */
 	bool fd_ref;		 /* used since the cache's clock hand last passed */
@@ -218,9 +220,12 @@ int inode_fh_set_root(const struct file_handle *fh);
 /* The node id with handle @fh (FUSE_ROOT_ID for the root), or 0: none known;
  * @changed: mark the node changed_outside. */
 fuse_ino_t inode_fh_find(const struct file_handle *fh, bool changed);
-/* Every known node id (the root first) into *@out (malloc'ed, NULL on ENOMEM); the count. */
-size_t inode_fh_all(fuse_ino_t **out);
 void inode_fh_destroy(void);
+/* inode.c, for the watcher: the node id of (@dev, @ino), or 0: none known;
+ * @changed: mark the node changed_outside. */
+fuse_ino_t inode_find_id(dev_t dev, ino_t ino, bool changed);
+/* Every known node id (the root first) into *@out (malloc'ed, NULL on ENOMEM); the count. */
+size_t inode_all_ids(fuse_ino_t **out);
 
 /* killpriv.c: what a write or truncation removes from a file (see there) */
 int killpriv_now(fuse_ino_t ino, struct inode *n, int fd, bool caps);

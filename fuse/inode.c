@@ -29,6 +29,7 @@
 
 #include "accelfs_i.h"
 #include "creds.h"
+#include "watch.h"
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct inode **table;  /* under table_lock */
@@ -776,7 +777,45 @@ void inode_unref(struct inode *n, uint64_t count)
 			*pp = n->hnext;
 	}
 	pthread_mutex_unlock(&table_lock);
+	watch_forget(n); /* its inotify watch, if any: before it is freed */
 	inode_free(n);
+}
+
+/* For the watchers (watch_ino.c, watch_inval.c): see accelfs_i.h. */
+fuse_ino_t inode_find_id(dev_t dev, ino_t ino, bool changed)
+{
+	struct inode *n;
+	fuse_ino_t id = 0;
+
+	if (dev == accelfs.root.dev && ino == accelfs.root.ino)
+		return FUSE_ROOT_ID;
+	pthread_mutex_lock(&table_lock);
+	n = find_locked(dev, ino);
+	if (n) {
+		id = (fuse_ino_t)(uintptr_t)n;
+		if (changed)
+			__atomic_store_n(&n->changed_outside, true, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&table_lock);
+	return id;
+}
+
+size_t inode_all_ids(fuse_ino_t **out)
+{
+	fuse_ino_t *ids;
+	size_t cnt = 0;
+
+	pthread_mutex_lock(&table_lock);
+	ids = malloc((table_count + 1) * sizeof(*ids));
+	if (ids) {
+		ids[cnt++] = FUSE_ROOT_ID;
+		for (size_t i = 0; i < table_size; i++)
+			for (struct inode *n = table[i]; n; n = n->hnext)
+				ids[cnt++] = (fuse_ino_t)(uintptr_t)n;
+	}
+	pthread_mutex_unlock(&table_lock);
+	*out = ids;
+	return cnt;
 }
 
 const char *proc_fd_path(int fd, char *buf)

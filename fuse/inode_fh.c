@@ -131,24 +131,6 @@ fuse_ino_t inode_fh_find(const struct file_handle *fh, bool changed)
 	return ino;
 }
 
-size_t inode_fh_all(fuse_ino_t **out)
-{
-	size_t cnt = 0;
-	fuse_ino_t *ids;
-
-	pthread_mutex_lock(&index_lock);
-	ids = malloc((index_count + 1) * sizeof(*ids));
-	if (ids) {
-		ids[cnt++] = FUSE_ROOT_ID;
-		for (size_t i = 0; i < index_size; i++)
-			for (struct inode *n = index_tab[i]; n; n = n->fhnext)
-				ids[cnt++] = (fuse_ino_t)(uintptr_t)n;
-	}
-	pthread_mutex_unlock(&index_lock);
-	*out = ids;
-	return cnt;
-}
-
 void inode_fh_destroy(void)
 {
 	pthread_mutex_lock(&index_lock);

@@ -112,4 +112,5 @@ void ops_fill(struct fuse_lowlevel_ops *ops)
 	ops_file_fill(ops);
 	ops_dir_fill(ops);
 	ops_xattr_fill(ops);
+	watch_echo_wrap(ops); /* inotify: the mount's own changes are noted */
 }

@@ -91,7 +91,7 @@ static void dir_cache_policy(struct inode *n, int fd, struct fuse_file_info *fi)
 
 	if (accelfs.opts.kernel_cache == KERNEL_CACHE_NEVER)
 		return;
-	if (watch_active()) {
+	if (watch_active() && watch_covers_dir(n)) {
 		fi->cache_readdir = fi->keep_cache = 1;
 		return;
 	}

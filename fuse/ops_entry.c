@@ -20,6 +20,7 @@
 
 #include "accelfs_i.h"
 #include "creds.h"
+#include "watch.h"
 
 static int stat_inode(struct inode *n, struct stat *st)
 {
@@ -71,7 +72,10 @@ int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e
 		close(fd);
 		return -err;
 	}
-	return entry_ref(fd, e);
+	err = entry_ref(fd, e);
+	if (!err)
+		watch_entry(p, inode_get(e->ino), e);
+	return err;
 }
 
 int entry_from_fd(int fd, struct fuse_entry_param *e)
@@ -148,7 +152,7 @@ static void accel_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
-		fuse_reply_attr(req, &st, opt_attr_timeout());
+		fuse_reply_attr(req, &st, watch_attr_timeout(n));
 }
 
 static int set_mode(struct inode *n, int fd, mode_t mode)
@@ -469,7 +473,7 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 		if (ret)
 			fuse_reply_err(req, -ret);
 		else
-			fuse_reply_attr(req, &st, opt_attr_timeout());
+			fuse_reply_attr(req, &st, watch_attr_timeout(n));
 		return;
 	}
 	ret = setattr_as_caller(req, n, of, attr, valid);
@@ -489,7 +493,7 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
-		fuse_reply_attr(req, &st, opt_attr_timeout());
+		fuse_reply_attr(req, &st, watch_attr_timeout(n));
 }
 
 static void accel_readlink(fuse_req_t req, fuse_ino_t ino)

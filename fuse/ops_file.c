@@ -24,6 +24,7 @@
 #include "accelfs_i.h"
 #include "creds.h"
 #include "tuning.h"
+#include "watch.h"
 
 #define SCRATCH_MIN (1U << 20)
 
@@ -340,6 +341,7 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		fuse_reply_err(req, -ret);
 		return;
 	}
+	watch_entry(inode_get(parent), inode_get(e.ino), &e);
 	ret = handle_new(req, inode_get(e.ino), fd, &e.attr, fi);
 	if (ret) {
 		inode_unref(inode_get(e.ino), 1);

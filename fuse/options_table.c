@@ -82,10 +82,10 @@ const struct opt_def opt_table[] = {
 		  "the writeback cache off); never" },
 	{ "attr_timeout", OPT_SECONDS, O(attr_timeout), .dmin = 0, .dmax = YEAR, .def = "1",
 	  .syntax = "S", .section = OPT_SEC_GENERAL,
-	  .help = "seconds attributes are cached (3600 when a\nwatcher is active and this is not set)" },
+	  .help = "seconds attributes are cached (3600 with a\nwatcher, 10 with inotify, when not set)" },
 	{ "entry_timeout", OPT_SECONDS, O(entry_timeout), .dmin = 0, .dmax = YEAR, .def = "1",
 	  .syntax = "S", .section = OPT_SEC_GENERAL,
-	  .help = "seconds names are cached (3600 when a watcher\nis active and this is not set)" },
+	  .help = "seconds names are cached (3600 with a watcher,\n10 with inotify, when not set)" },
 	{ "negative_timeout", OPT_SECONDS, O(negative_timeout), .dmin = 0, .dmax = YEAR,
 	  .def = "1", .syntax = "S", .section = OPT_SEC_GENERAL,
 	  .help = "seconds a missing name is cached" },
@@ -93,9 +93,9 @@ const struct opt_def opt_table[] = {
 	  .syntax = "auto|fanotify|inotify|off", .section = OPT_SEC_GENERAL,
 	  .help = "tell the kernel at once what changed in SOURCE\n"
 		  "behind the mount: fanotify on its file system\n"
-		  "(root, local SOURCE), fanotify if it can be had\n"
-		  "(auto), or no watcher (off; inotify: not yet\n"
-		  "implemented, means off)" },
+		  "(root, local SOURCE), inotify on each directory\n"
+		  "looked up (timeouts 10 s), fanotify else inotify\n"
+		  "(auto), or no watcher (off)" },
 	{ "readahead_kb", OPT_UINT, O(readahead_kb), 0, 65536, .def = "1024", .syntax = "N",
 	  .section = OPT_SEC_GENERAL,
 	  .help = "the mount's kernel read-ahead in KiB (root only;\n0: the kernel's)" },

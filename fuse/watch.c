@@ -5,8 +5,9 @@
  * (watch_inval.c), so names and attributes may be cached for an hour.
  *
  * Mode (-o watch=): fanotify where the daemon may (root, a local file system
- * with file handles, which the inode table uses too), else off: today's
- * short timeouts. A watcher that fails, at start or later, never fails the
+ * with file handles, which the inode table uses too), else inotify on the
+ * directories the kernel holds (watch_ino.c), else off: today's short
+ * timeouts. watch=inotify skips fanotify. A watcher that fails, at start or later, never fails the
  * mount: it says so in one log line, the short timeouts apply again to what
  * the kernel is told from then on, and what it cached with the long ones is
  * invalidated once (watch_overflow).
@@ -29,16 +30,59 @@
 
 /* Set before the thread starts; only watch_failed() changes it later: atomic. */
 static enum watch_mode mode = WATCH_OFF;
-static int watch_fd = -1; /* the fanotify descriptor */
+static int watch_fd = -1; /* the fanotify or inotify descriptor */
 static int stop_fd = -1;  /* eventfd: watch_stop() wakes the thread */
 static pthread_t thread;
 static bool running;
+static bool ino_owned;		       /* watch_fd is watch_ino.c's */
 static char why[256];		       /* why the mode is what it is, for the log */
 static double short_entry, short_attr; /* the timeouts without a watcher */
 
+enum watch_mode watch_mode(void)
+{
+	return __atomic_load_n(&mode, __ATOMIC_RELAXED);
+}
+
 const char *watch_mode_name(void)
 {
-	return __atomic_load_n(&mode, __ATOMIC_RELAXED) == WATCH_FANOTIFY ? "fanotify" : "off";
+	switch (watch_mode()) {
+	case WATCH_FANOTIFY:
+		return "fanotify";
+	case WATCH_INOTIFY:
+		return "inotify";
+	default:
+		return "off";
+	}
+}
+
+void watch_short_timeouts(double *entry, double *attr)
+{
+	*entry = short_entry; /* set before the workers start */
+	*attr = short_attr;
+}
+
+void watch_entry(struct inode *parent, struct inode *n, struct fuse_entry_param *e)
+{
+	if (watch_mode() == WATCH_INOTIFY)
+		watch_ino_entry(parent, n, e);
+}
+
+void watch_forget(struct inode *n)
+{
+	if (n->type == S_IFDIR)
+		watch_ino_forget(n); /* also after a failure: the map still holds it */
+}
+
+bool watch_covers_dir(struct inode *n)
+{
+	return watch_mode() != WATCH_INOTIFY || __atomic_load_n(&n->watch_wd, __ATOMIC_RELAXED) > 0;
+}
+
+double watch_attr_timeout(struct inode *n)
+{
+	if (watch_mode() == WATCH_INOTIFY && __atomic_load_n(&n->watch_short, __ATOMIC_RELAXED))
+		return short_attr;
+	return opt_attr_timeout();
 }
 
 bool watch_active(void)
@@ -47,39 +91,70 @@ bool watch_active(void)
 }
 
 /* Raise the default timeouts: the watcher keeps long-cached names true. */
-static void long_timeouts(struct accelfs_opts *o)
+static void long_timeouts(struct accelfs_opts *o, double t)
 {
 	short_entry = o->entry_timeout;
 	short_attr = o->attr_timeout;
 	if (!opts_given(o, "entry_timeout"))
-		o->entry_timeout = WATCH_LONG_TIMEOUT;
+		o->entry_timeout = t;
 	if (!opts_given(o, "attr_timeout"))
-		o->attr_timeout = WATCH_LONG_TIMEOUT;
+		o->attr_timeout = t;
+}
+
+/* fanotify if it can be had: its descriptor, or -errno with @why said. */
+static int fan_try(void)
+{
+	if (!inode_handles_used()) {
+		snprintf(why, sizeof(why), "inodes are not kept by file handle");
+		return -ENOTSUP;
+	}
+	return watch_fan_open(accelfs.source_real, why, sizeof(why));
+}
+
+/* inotify after @fan_why (empty: asked for): a descriptor, or -errno with @why said. */
+static int ino_try(const char *fan_why)
+{
+	char ino_why[128];
+	int fd = watch_ino_open(ino_why, sizeof(ino_why));
+
+	if (fd < 0)
+		snprintf(why, sizeof(why), "%s%s%s", fan_why, fan_why[0] ? "; " : "", ino_why);
+	else if (fan_why[0])
+		snprintf(why, sizeof(why), "no fanotify (%s)", fan_why);
+	else
+		snprintf(why, sizeof(why), "watch=inotify");
+	return fd;
 }
 
 void watch_setup(void)
 {
 	struct accelfs_opts *o = &accelfs.opts;
-	int fd;
+	char fan_why[sizeof(why)] = "";
+	int fd = -1;
 
 	if (o->watch == WATCH_OFF) {
 		snprintf(why, sizeof(why), "watch=off");
 		return;
 	}
-	if (o->watch == WATCH_INOTIFY) {
-		snprintf(why, sizeof(why), "watch=inotify: not implemented yet");
-		return;
+	if (o->watch != WATCH_INOTIFY) {
+		fd = fan_try();
+		if (fd >= 0) {
+			watch_fd = fd;
+			mode = WATCH_FANOTIFY;
+			long_timeouts(o, WATCH_LONG_TIMEOUT);
+			return;
+		}
+		if (o->watch == WATCH_FANOTIFY)
+			return;
+		snprintf(fan_why, sizeof(fan_why), "%s", why);
 	}
-	if (!inode_handles_used()) {
-		snprintf(why, sizeof(why), "inodes are not kept by file handle");
-		return;
-	}
-	fd = watch_fan_open(accelfs.source_real, why, sizeof(why));
+	fd = ino_try(fan_why);
 	if (fd < 0)
 		return;
 	watch_fd = fd;
-	mode = WATCH_FANOTIFY;
-	long_timeouts(o);
+	ino_owned = true;
+	mode = WATCH_INOTIFY;
+	long_timeouts(o, WATCH_INOTIFY_TIMEOUT);
 }
 
 void watch_log(void)
@@ -110,13 +185,15 @@ static void publish(struct mstate *m, bool force)
 	uint64_t ev = __atomic_load_n(&watch_counters.events, __ATOMIC_RELAXED);
 	uint64_t inv = __atomic_load_n(&watch_counters.invalidations, __ATOMIC_RELAXED);
 	uint64_t ov = __atomic_load_n(&watch_counters.overflows, __ATOMIC_RELAXED);
+	uint64_t un = __atomic_load_n(&watch_counters.unwatched, __ATOMIC_RELAXED);
 
 	if (!force && ev == m->watch_events && inv == m->watch_invalidations &&
-	    ov == m->watch_overflows)
+	    ov == m->watch_overflows && un == m->watch_unwatched)
 		return;
 	m->watch_events = ev;
 	m->watch_invalidations = inv;
 	m->watch_overflows = ov;
+	m->watch_unwatched = un;
 	snprintf(m->watch, sizeof(m->watch), "%s", watch_mode_name());
 	mstate_write(m);
 }
@@ -159,7 +236,9 @@ static void *watch_main(void *arg)
 			break;
 		if (p[1].revents)
 			break;
-		if (p[0].revents && (ret = watch_fan_read(watch_fd, self)) < 0)
+		if (p[0].revents &&
+		    (ret = mode == WATCH_INOTIFY ? watch_ino_read(watch_fd)
+						 : watch_fan_read(watch_fd, self)) < 0)
 			watch_failed(ret);
 		publish(&m, false);
 	}
@@ -196,8 +275,12 @@ void watch_stop(void)
 	}
 	if (stop_fd >= 0)
 		close(stop_fd);
-	if (watch_fd >= 0)
+	__atomic_store_n(&mode, WATCH_OFF, __ATOMIC_RELAXED); /* no new watches */
+	if (ino_owned)
+		watch_ino_close(); /* closes watch_fd */
+	else if (watch_fd >= 0)
 		close(watch_fd);
+	ino_owned = false;
 	stop_fd = watch_fd = -1;
 	pthread_mutex_unlock(&stop_lock);
 }

@@ -15,8 +15,16 @@
 #define ACCELFS_FUSE_WATCH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define WATCH_LONG_TIMEOUT 3600.0 /* entry/attr timeout with a watcher, unless set */
+/* ... with the inotify watcher, whose echo filter may take an outside change
+ * for the mount's own (watch_echo.c): the bound on how long that shows */
+#define WATCH_INOTIFY_TIMEOUT 10.0
+
+struct inode;
+struct fuse_entry_param;
+struct fuse_lowlevel_ops;
 
 /* Choose and open the watcher for SOURCE (-o watch=); raises the default
  * timeouts when one is active. Call after the inode table is set up. */
@@ -28,8 +36,23 @@ int watch_start(void);
 void watch_stop(void);
 /* One log line on the mode and why (at INIT). */
 void watch_log(void);
-/* "fanotify", "off". */
+/* "fanotify", "inotify", "off". */
 const char *watch_mode_name(void);
 bool watch_active(void);
+
+/* Hooks of the inotify watcher (no-ops in the other modes; see watch_ino.c):
+ * the entry @e of node @n is about to be given to the kernel under @parent
+ * (watches a directory, shortens timeouts no watch covers); */
+void watch_entry(struct inode *parent, struct inode *n, struct fuse_entry_param *e);
+/* @n is being freed; */
+void watch_forget(struct inode *n);
+/* may the kernel keep directory @n's listing (a watch reports its changes)? */
+bool watch_covers_dir(struct inode *n);
+/* the attribute timeout for a reply about @n; */
+double watch_attr_timeout(struct inode *n);
+/* the mutating handlers of @ops note the mount's own changes (watch_echo.c), */
+void watch_echo_wrap(struct fuse_lowlevel_ops *ops);
+/* as the flusher does for the node id @ino whose deferred bytes it writes. */
+void watch_echo_node(uint64_t ino);
 
 #endif

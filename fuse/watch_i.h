@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * watch_i.h - shared by the watcher's files: the thread (watch.c), the
- * fanotify reader (watch_fan.c) and what a change makes the kernel forget
+ * fanotify reader (watch_fan.c), the inotify reader (watch_ino.c) and its
+ * echo filter (watch_echo.c), and what a change makes the kernel forget
  * (watch_inval.c).
  */
 #ifndef ACCELFS_FUSE_WATCH_I_H
@@ -31,6 +32,7 @@ struct watch_counters {
 	uint64_t events;
 	uint64_t invalidations;
 	uint64_t overflows;
+	uint64_t unwatched; /* inotify: directory nodes that could not be watched */
 };
 extern struct watch_counters watch_counters;
 
@@ -43,5 +45,29 @@ void watch_overflow(void);
 int watch_fan_open(const char *source, char *why, size_t len);
 /* Read and apply every queued event; -errno if the descriptor failed. */
 int watch_fan_read(int fd, pid_t self);
+
+/* watch.c: the mode now (atomic; only a failure turns it off) */
+enum watch_mode watch_mode(void);
+/* The timeouts without a watcher (names and attributes inotify cannot cover). */
+void watch_short_timeouts(double *entry, double *attr);
+
+/* watch_ino.c: inotify, watching SOURCE's root: a descriptor or -errno (@why said). */
+int watch_ino_open(char *why, size_t len);
+/* Read and apply every queued event; -errno if the descriptor failed. */
+int watch_ino_read(int fd);
+/* Close the descriptor and free the map (the thread is stopped). */
+void watch_ino_close(void);
+/* @n is given to the kernel under @p in @e: watch it if a directory, and
+ * shorten @e's timeouts where no watch covers them. */
+void watch_ino_entry(struct inode *p, struct inode *n, struct fuse_entry_param *e);
+/* @n is being freed: its watch goes. */
+void watch_ino_forget(struct inode *n);
+
+/* watch_echo.c: the mount's own changes, noted by the wrapped handlers */
+/* An event this soon after the daemon's own change is its echo: measured, the watcher
+ * reads an echo within one 4 ms tick of the coarse clock (docs/bench/inotify-echo-window.json). */
+#define ECHO_WINDOW_MS 100
+/* Is @c (what, parent, name, ino set) the echo of one of the daemon's own changes? */
+bool watch_echo_match(const struct watch_change *c);
 
 #endif

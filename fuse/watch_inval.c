@@ -91,7 +91,7 @@ void watch_apply(const struct watch_change *c)
 void watch_overflow(void)
 {
 	fuse_ino_t *ids;
-	size_t n = inode_fh_all(&ids);
+	size_t n = inode_all_ids(&ids);
 
 	__atomic_add_fetch(&watch_counters.overflows, 1, __ATOMIC_RELAXED);
 #if FUSE_MAJOR_VERSION > 3 || (FUSE_MAJOR_VERSION == 3 && FUSE_MINOR_VERSION >= 18)

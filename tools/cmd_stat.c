@@ -181,8 +181,9 @@ static int json_mount(const struct mstate *m, void *arg)
 	printf(", \"watch\": ");
 	util_json_string(m->watch);
 	printf(", \"watch_events\": %llu, \"watch_invalidations\": %llu, "
-	       "\"watch_overflows\": %llu}",
-	       ull(m->watch_events), ull(m->watch_invalidations), ull(m->watch_overflows));
+	       "\"watch_overflows\": %llu, \"watch_unwatched\": %llu}",
+	       ull(m->watch_events), ull(m->watch_invalidations), ull(m->watch_overflows),
+	       ull(m->watch_unwatched));
 	*first = false;
 	return 0;
 }

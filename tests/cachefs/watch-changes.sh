@@ -11,7 +11,11 @@
 # holds the old state, then checked in a loop of ITERS rounds.
 # MODE fanotify (default) needs the watcher (else exit 77); MODE off is the
 # control: with watch=off the same first change (chmod) must stay invisible,
-# which shows the checks can fail.
+# which shows the checks can fail. MODE inotify (the test watch-inotify)
+# forces the inotify watcher with its default timeouts (10 s, unlike the
+# hour set for the others): the daemon must report mode inotify and those
+# timeouts (the old code reported off), and a change missed would show only
+# after 10 s, past BOUND.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/watch_lib.sh"
@@ -21,8 +25,12 @@ ITERS=${WATCH_ITERS:-3}
 cfs_init
 cfs_pool wch
 mkdir m
-accel_mount "$PWD/src" "$PWD/m" -o \
-	"pool=$POOL,watch=$MODE,entry_timeout=3600,attr_timeout=3600,negative_timeout=3600"
+if [ "$MODE" = inotify ]; then
+	accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,watch=inotify"
+else
+	accel_mount "$PWD/src" "$PWD/m" -o \
+		"pool=$POOL,watch=$MODE,entry_timeout=3600,attr_timeout=3600,negative_timeout=3600"
+fi
 M=$PWD/m
 S=$PWD/src
 
@@ -39,7 +47,14 @@ if [ "$MODE" = off ]; then
 	echo "PASS: watch=off keeps the kernel's cached attributes (the checks discriminate)"
 	exit 0
 fi
-watch_require "$M"
+if [ "$MODE" = inotify ]; then
+	wait_for 5000 inotify wcount "$M" watch ||
+		fail "accel stat shows watch '$(wcount "$M" watch)', not inotify: $(grep watch: "$ACCEL_LOG")"
+	grep -q 'watch: inotify: watch=inotify; entry_timeout 10s, attr_timeout 10s' "$ACCEL_LOG" ||
+		fail "no inotify log line with its timeouts: $(grep watch: "$ACCEL_LOG")"
+else
+	watch_require "$M"
+fi
 
 MAXMS=0
 check() { # WHAT EXPECT CMD...
@@ -107,6 +122,19 @@ round() {
 	check "xattr value" "v$r" getfattr --only-values -n user.w m/s$r
 	check "xattr ctime" "$(stat -c %Z src/s$r)" stat -c %Z m/s$r
 	[ "$(stat -c %Z m/s$r)" != "$t" ] || fail "ctime did not move"
+	# a subdirectory first looked up now (inotify watches it from then on)
+	mkdir src/sub$r
+	echo a >src/sub$r/f
+	check "subdirectory lookup" a cat m/sub$r/f
+	ls m/sub$r >/dev/null
+	echo bb >src/sub$r/f
+	check "write in a subdirectory" bb cat m/sub$r/f
+	echo c >src/sub$r/g
+	check "create in a subdirectory" c cat m/sub$r/g
+	chmod 600 src/sub$r/g
+	check "chmod in a subdirectory" 600 stat -c %a m/sub$r/g
+	rm src/sub$r/f
+	check "unlink in a subdirectory" gone sh -c "[ -e m/sub$r/f ] && echo there || echo gone"
 }
 
 for r in $(seq 1 "$ITERS"); do
@@ -114,4 +142,4 @@ for r in $(seq 1 "$ITERS"); do
 done
 [ "$(wcount "$M" watch_overflows)" = 0 ] || fail "overflows in a quiet test"
 echo "events $(wcount "$M" watch_events), invalidations $(wcount "$M" watch_invalidations)"
-echo "PASS: $ITERS rounds of 15 outside changes (17 checks) visible, slowest ${MAXMS} ms (bound ${BOUND} ms)"
+echo "PASS ($MODE): $ITERS rounds of 20 outside changes (22 checks) visible, slowest ${MAXMS} ms (bound ${BOUND} ms)"
