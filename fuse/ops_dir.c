@@ -21,17 +21,19 @@
  * of 15,000 entries 1.5 s after the last: 15,034 LOOKUPs against 3,776
  * READDIR(PLUS) and 1,386 LOOKUPs uncached).
  *
- * Opens without a request: while a watcher runs and the kernel enforces
- * permissions (default_permissions with POSIX ACLs, or a root daemon only
- * root may use), the first OPENDIR is answered ENOSYS. The kernel then
- * opens every directory of the connection itself, checking the caller's
- * rights from the attributes it caches, and keeps listings across opens
- * (FOPEN_CACHE_DIR|FOPEN_KEEP_CACHE is its default then): a hot `find` or
- * `git status` costs no OPENDIR/RELEASEDIR round trip per directory. A
- * READDIR then carries no handle: the listing is read from a stream opened
- * for that request (dir_stateless). The choice is the connection's for good
- * (the kernel asks no more): if the watcher fails later, the kernel still
- * compares the directory's mtime before using its copy once the attributes
+ * Opens without a request: while a watcher that sees every change runs
+ * (fanotify; inotify may leave directories unwatched, whose listings must
+ * not be kept) and the kernel enforces permissions (default_permissions
+ * with POSIX ACLs, or a root daemon only root may use), the first OPENDIR
+ * is answered ENOSYS. The kernel then opens every directory of the
+ * connection itself, checking the caller's rights from the attributes it
+ * caches, and keeps listings across opens (FOPEN_CACHE_DIR|FOPEN_KEEP_CACHE
+ * is its default then): a hot `find` or `git status` costs no
+ * OPENDIR/RELEASEDIR round trip per directory. A READDIR then carries no
+ * handle: the listing is read from a stream opened for that request
+ * (dir_stateless). The choice is the connection's for good (the kernel asks
+ * no more): if the watcher fails later, the kernel still compares the
+ * directory's mtime before using its copy once the attributes
  * expire, which the short timeouts then make 1 s.
  */
 #include <errno.h>
@@ -109,7 +111,7 @@ static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	struct dir_handle *d;
 	int fd = -1, err, nfd;
 
-	if (__atomic_load_n(&no_opendir_ok, __ATOMIC_RELAXED) && watch_active()) {
+	if (__atomic_load_n(&no_opendir_ok, __ATOMIC_RELAXED) && watch_covers_all()) {
 		if (!__atomic_exchange_n(&no_opendir, true, __ATOMIC_RELAXED))
 			log_msg(LOG_INFO, "directories: opened by the kernel without a request "
 					  "while the watcher runs");

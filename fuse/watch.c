@@ -90,6 +90,11 @@ bool watch_active(void)
 	return __atomic_load_n(&mode, __ATOMIC_RELAXED) != WATCH_OFF;
 }
 
+bool watch_covers_all(void)
+{
+	return __atomic_load_n(&mode, __ATOMIC_RELAXED) == WATCH_FANOTIFY;
+}
+
 /* Raise the default timeouts: the watcher keeps long-cached names true. */
 static void long_timeouts(struct accelfs_opts *o, double t)
 {

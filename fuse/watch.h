@@ -39,6 +39,9 @@ void watch_log(void);
 /* "fanotify", "inotify", "off". */
 const char *watch_mode_name(void);
 bool watch_active(void);
+/* Does the watcher see every change in SOURCE (fanotify), not only in the
+ * directories it could watch (inotify)? */
+bool watch_covers_all(void);
 
 /* Hooks of the inotify watcher (no-ops in the other modes; see watch_ino.c):
  * the entry @e of node @n is about to be given to the kernel under @parent
