@@ -248,7 +248,9 @@ int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
 			    struct fuse_file_info *fi);
 /* Under inode->lock: the backing id to close now (the inode's last passthrough handle), or 0. */
 int passthrough_release_locked(struct open_file *of);
-void passthrough_close(fuse_req_t req, int backing_id);
+/* Unregister @backing_id (> 0) through the session's device: needs no
+ * request, so an open whose reply found its opener gone closes it too. */
+void passthrough_close(int backing_id);
 /* Before mounting: -1 with the reason in @why if the options ask what this build lacks. */
 int passthrough_check(char *why, size_t len);
 /* ops.c: the optional features this build has, "+name -name ..." (accelfs --version) */

@@ -158,7 +158,7 @@ static pthread_cond_t open_files_idle = PTHREAD_COND_INITIALIZER; /* a handle's 
 
 /*
  * Free @of; returns the kernel backing id to close now (its inode's last
- * passthrough handle: passthrough_close, which needs a request) or 0.
+ * passthrough handle: for passthrough_close) or 0.
  */
 static int handle_free(struct open_file *of)
 {
@@ -283,10 +283,10 @@ static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	/* the opener was interrupted and is gone (a backing id is then left to
-	 * the connection's end: the request that could close it is answered) */
+	/* the opener was interrupted and is gone: so is the handle, and the
+	 * backing file if it was the inode's last passthrough one */
 	if (fuse_reply_open(req, fi) == -ENOENT)
-		handle_free(fh_of(fi));
+		passthrough_close(handle_free(fh_of(fi)));
 }
 
 /*
@@ -349,7 +349,7 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		return;
 	}
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
-		handle_free(fh_of(fi));
+		passthrough_close(handle_free(fh_of(fi)));
 }
 
 static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -369,7 +369,7 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		stamp_set(n, &st);
 		pthread_mutex_unlock(&n->lock);
 	}
-	passthrough_close(req, handle_free(fh));
+	passthrough_close(handle_free(fh));
 	fuse_reply_err(req, 0);
 }
 

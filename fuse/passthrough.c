@@ -37,6 +37,7 @@
 #include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -214,13 +215,17 @@ int passthrough_release_locked(struct open_file *of)
 	return id;
 }
 
-void passthrough_close(fuse_req_t req, int backing_id)
+/* The kernel's FUSE_DEV_IOC_BACKING_CLOSE (linux/fuse.h >= 6.9; Debian 12's
+ * headers predate it), what fuse_passthrough_close() sends for a request. */
+#define BACKING_CLOSE _IOW(229, 2, uint32_t)
+
+void passthrough_close(int backing_id)
 {
 #ifdef ACCEL_HAVE_PASSTHROUGH
-	if (req && backing_id > 0)
-		fuse_passthrough_close(req, backing_id);
+	if (backing_id > 0 && ioctl(fuse_session_fd(accelfs.se), BACKING_CLOSE, &backing_id) < 0)
+		log_msg(LOG_ERR, "passthrough: closing backing file %d: %s", backing_id,
+			strerror(errno));
 #else
-	(void)req;
 	(void)backing_id;
 #endif
 }
