@@ -170,6 +170,11 @@ void inode_table_destroy(void);
 struct inode *inode_get(fuse_ino_t ino);
 /* Take (or find) the inode for @fd/@st and add one lookup; consumes @fd. */
 struct inode *inode_ref(int fd, const struct stat *st, int *err);
+/* A reference on the node that already stands for @st's object, found by its
+ * inode number and trusted because its descriptor is open (an open
+ * descriptor keeps the number from being reused); NULL: none, or its
+ * descriptor is closed — then open the name and use inode_ref(). */
+struct inode *inode_ref_known(const struct stat *st);
 void inode_unref(struct inode *inode, uint64_t n);
 /* The backing state the kernel knows, under inode->lock. */
 /* The timeouts a failing watcher shortens while workers reply (watch.c): read atomically. */

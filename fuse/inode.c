@@ -153,8 +153,7 @@ static bool reap_due(struct inode *v)
  * is only ever a trylock. Returns how many descriptors are in @out (at most
  * FD_BATCH), to close outside the lock.
  */
-static size_t ring_sweep_locked(size_t target, size_t scan, bool (*due)(struct inode *),
-				int *out)
+static size_t ring_sweep_locked(size_t target, size_t scan, bool (*due)(struct inode *), int *out)
 {
 	size_t n = 0;
 
@@ -667,9 +666,9 @@ static bool must_retire(struct inode *n, const struct stat *st)
 	 * kernel would keep its ctime (and times) otherwise. */
 	pthread_mutex_lock(&n->lock);
 	retire = n->opens == 0 &&
-		 ((n->stamp_valid && (n->stamp_size != st->st_size ||
-				      n->stamp_mtime.tv_sec != st->st_mtim.tv_sec ||
-				      n->stamp_mtime.tv_nsec != st->st_mtim.tv_nsec)) ||
+		 ((n->stamp_valid &&
+		   (n->stamp_size != st->st_size || n->stamp_mtime.tv_sec != st->st_mtim.tv_sec ||
+		    n->stamp_mtime.tv_nsec != st->st_mtim.tv_nsec)) ||
 		  __atomic_exchange_n(&n->changed_outside, false, __ATOMIC_RELAXED));
 	pthread_mutex_unlock(&n->lock);
 	return retire;
@@ -752,6 +751,48 @@ struct inode *inode_ref(int fd, const struct stat *st, int *err)
 		cache_insert(n); /* the lookup's descriptor serves until the cache evicts it */
 	}
 	return n;
+}
+
+/* fd_lock: is @n's descriptor open now (then marked used)? Without handles it always is. */
+static bool fd_is_open(struct inode *n)
+{
+	bool open = true;
+
+	if (n->fh) {
+		pthread_mutex_lock(&n->fd_lock);
+		open = n->fd >= 0;
+		if (open)
+			n->fd_ref = true;
+		pthread_mutex_unlock(&n->fd_lock);
+	}
+	return open;
+}
+
+struct inode *inode_ref_known(const struct stat *st)
+{
+	struct inode *n;
+
+	if (st->st_dev == accelfs.root.dev && st->st_ino == accelfs.root.ino)
+		return &accelfs.root;
+	pthread_mutex_lock(&table_lock);
+	n = find_locked(st->st_dev, st->st_ino);
+	if (n && must_retire(n, st)) { /* as inode_ref() would: must_retire consumes */
+		retire_locked(n);
+		n = NULL;
+	}
+	if (n)
+		n->nlookup++; /* held: it cannot be freed while we look at its descriptor */
+	pthread_mutex_unlock(&table_lock);
+	if (!n)
+		return NULL;
+	/* Open now, so open since before @st was taken: a closed one is reopened
+	 * only by handle, which fails for an inode freed meanwhile (ESTALE). */
+	if (fd_is_open(n)) {
+		inode_note_mode(n, st);
+		return n;
+	}
+	inode_unref(n, 1);
+	return NULL;
 }
 
 void inode_unref(struct inode *n, uint64_t count)

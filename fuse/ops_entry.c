@@ -63,6 +63,25 @@ int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e
 	if (p == &accelfs.root && !strcmp(name, ".."))
 		name = ".";
 	pfd = inode_fd_get(p);
+	/* A name whose object the kernel already has a node for (readdirplus of
+	 * a listed tree, a LOOKUP after the entry expired) costs one fstatat;
+	 * a missing name answers here too. Else the name is opened. */
+	if (pfd >= 0 && fstatat(pfd, name, &e->attr, AT_SYMLINK_NOFOLLOW)) {
+		err = errno;
+		inode_fd_put(p, pfd);
+		return -err;
+	}
+	if (pfd >= 0) {
+		struct inode *n = inode_ref_known(&e->attr);
+
+		if (n) {
+			inode_fd_put(p, pfd);
+			e->ino = n == &accelfs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+			entry_fill_timeouts(e);
+			watch_entry(p, n, e);
+			return 0;
+		}
+	}
 	fd = INODE_FD_OR(pfd, openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 	inode_fd_put(p, pfd);
 	if (fd < 0)
