@@ -32,13 +32,12 @@
 #include "readahead.h"
 #include "probes.h"
 #include "stream.h"
+#include "thread_buf.h"
 
 struct stream {
 	struct pool *pool;
 	struct pool_file *pf; /* lock: replaced on -ESTALE */
 	struct local *lc;     /* lock */
-	void *spare;	      /* lock: one bucket of scratch kept for reuse */
-	void *flushbuf;	      /* stream_flush()'s batch buffer, taken at first use */
 	struct ra_state ra;   /* lock: the reader's access pattern (read-ahead) */
 	void *mrc;	      /* the pool's miss-ratio curve region, or NULL */
 	size_t mrc_size;
@@ -95,8 +94,6 @@ void stream_close(struct stream *st)
 	free(st->retired);
 	local_destroy(st->lc);
 	pthread_mutex_destroy(&st->lock);
-	free(st->spare);
-	free(st->flushbuf);
 	free(st->path);
 	free(st);
 }
@@ -179,29 +176,10 @@ static ssize_t read_cached(struct stream *st, const struct pool_ticket *t, uint6
 	return local_read(st->lc, t, bucket, buf, off, len);
 }
 
+/* One bucket of scratch, the thread's own: page-aligned (O_DIRECT reads). */
 static void *scratch_get(struct stream *st)
 {
-	void *p;
-
-	pthread_mutex_lock(&st->lock);
-	p = st->spare;
-	st->spare = NULL;
-	pthread_mutex_unlock(&st->lock);
-	/* page-aligned, so a caller may read into it with O_DIRECT */
-	if (!p && posix_memalign(&p, 4096, st->bsize))
-		p = NULL;
-	return p;
-}
-
-static void scratch_put(struct stream *st, void *p)
-{
-	pthread_mutex_lock(&st->lock);
-	if (!st->spare) {
-		st->spare = p;
-		p = NULL;
-	}
-	pthread_mutex_unlock(&st->lock);
-	free(p);
+	return thread_buf_get(THREAD_BUF_BUCKET, st->bsize);
 }
 
 /* A miss: read the whole bucket from the backend, fill pool and local buffer. */
@@ -237,7 +215,6 @@ static ssize_t read_backend(struct stream *st, struct pool_file *pf, const struc
 	memcpy(buf, tmp + off, (size_t)n);
 	got = n;
 out:
-	scratch_put(st, tmp);
 	return got;
 }
 
@@ -404,8 +381,6 @@ static ssize_t defer_bucket(struct stream *st, struct pool_file *pf, uint64_t bu
 		pool_stats_count(pf, bucket, POOL_C_BACKEND_READ_BYTES, (uint64_t)got);
 		ret = pool_dirty_defer(pf, bucket, boff, data, n, base, (size_t)got, t.wseq, owner);
 	}
-	if (base)
-		scratch_put(st, base);
 	if (ret == 2)
 		*foreign = true;
 	return ret > 0 ? (ssize_t)n : ret == -EAGAIN ? -EAGAIN : ret;
@@ -524,6 +499,7 @@ int stream_flush_below(struct stream *st, uint32_t owner, uint64_t before_ns, ui
 	struct pool_dirty list[FLUSH_BATCH];
 	int batch = FLUSH_BYTES / st->bsize, n = 0, err = 0;
 	struct pool_file *pf;
+	uint8_t *buf;
 
 	batch = batch < 1 ? 1 : batch > FLUSH_BATCH ? FLUSH_BATCH : batch;
 	pthread_mutex_lock(&st->lock);
@@ -532,10 +508,8 @@ int stream_flush_below(struct stream *st, uint32_t owner, uint64_t before_ns, ui
 		pthread_mutex_unlock(&st->lock);
 		return pool_dirty_lost(pf, true) ? -EIO : 0;
 	}
-	if (!st->flushbuf && posix_memalign(&st->flushbuf, 4096, (size_t)batch * st->bsize))
-		st->flushbuf = NULL;
 	pthread_mutex_unlock(&st->lock);
-	if (!st->flushbuf)
+	if (!(buf = thread_buf_get(THREAD_BUF_FLUSH, (size_t)batch * st->bsize)))
 		return -ENOMEM;
 	/* Flushes of one stream are serialised by the caller (one flusher per file). */
 	/* Until nothing is left, or a batch fails (its buckets stay dirty for next
@@ -552,7 +526,7 @@ int stream_flush_below(struct stream *st, uint32_t owner, uint64_t before_ns, ui
 			n = kept;
 		if (n <= 0)
 			break;
-		err = flush_batch(st, pf, list, n, st->flushbuf, owner, fn, arg);
+		err = flush_batch(st, pf, list, n, buf, owner, fn, arg);
 	}
 	if (!err && n < 0)
 		err = n;

@@ -23,37 +23,16 @@
 
 #include "accelfs_i.h"
 #include "creds.h"
+#include "thread_buf.h"
 #include "tuning.h"
 #include "watch.h"
 
 #define SCRATCH_MIN (1U << 20)
 
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-static __thread void *scratch_buf;
-static __thread size_t scratch_size;
-
-static void scratch_key_create(void)
-{
-	pthread_key_create(&scratch_key, free);
-}
-
+/* The thread's reply buffer (thread_buf.h), 1 MiB at least: not regrown per size. */
 void *scratch_get(size_t size)
 {
-	void *p;
-
-	if (size <= scratch_size)
-		return scratch_buf;
-	if (size < SCRATCH_MIN)
-		size = SCRATCH_MIN;
-	pthread_once(&scratch_once, scratch_key_create);
-	if (posix_memalign(&p, 4096, size))
-		return NULL;
-	free(scratch_buf);
-	scratch_buf = p;
-	scratch_size = size;
-	pthread_setspecific(scratch_key, p);
-	return p;
+	return thread_buf_get(THREAD_BUF_REPLY, size < SCRATCH_MIN ? SCRATCH_MIN : size);
 }
 
 static inline struct open_file *fh_of(struct fuse_file_info *fi)
