@@ -37,6 +37,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <time.h>
 
 #include <fuse_lowlevel.h>
 
@@ -102,6 +103,10 @@ struct inode {
 	/* Kernel passthrough (passthrough.c): the inode's handles are all on one path. */
 	unsigned int pt_opens; /* of opens, those in passthrough mode */
 	int pt_backing_id;     /* the kernel's backing file id while pt_opens > 0, else 0 */
+	/* A directory listed for the kernel's own open (ops_dir.c, dir_stateless):
+	 * the offset past its last entry and when it was reached (0: not known). */
+	off_t dir_eof;
+	uint64_t dir_eof_ns;
 
 	/* Deferred write (writeback.c): this daemon's dirty bytes of the file. */
 	pthread_mutex_t wb_lock; /* serialises deferrals, flushes and write-throughs of the file */
@@ -271,6 +276,15 @@ int entry_from_fd(int fd, struct fuse_entry_param *e);
 
 /* Per-thread scratch buffer for reads and directory listings (never shrinks). */
 void *scratch_get(size_t size);
+
+/* Monotonic time in ns, to the clock tick (a few ms): for intervals, not order. */
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
 
 /* Handler tables, one per object kind, merged in ops.c. */
 void ops_entry_fill(struct fuse_lowlevel_ops *ops);

@@ -160,14 +160,6 @@ static void file_tuning(int fd, const struct tuning_values *read, struct file_tu
 	};
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts_ns(&ts);
-}
-
 /*
  * What the pool went through since the last look, logged here (cache/ does
  * not log): a break once, lock timeouts at most once per TIMEOUT_LOG_NS with

@@ -47,8 +47,8 @@ struct groups_entry {
 
 /* Per thread: no lock. */
 static __thread struct groups_entry groups_cache[CREDS_CACHE_SLOTS];
-static __thread unsigned int groups_next; /* slot to replace next */
-static __thread bool switched;		  /* creds_enter() changed this thread */
+static __thread unsigned int groups_next;	    /* slot to replace next */
+static __thread bool switched;			    /* creds_enter() changed this thread */
 static __thread const struct groups_entry *current; /* whose credentials, while switched */
 
 /* The daemon's own identity, set once (creds_once) and then read-only. */
@@ -68,14 +68,6 @@ static void creds_init(void)
 	daemon_root = daemon_uid == 0;
 	n = getgroups(CREDS_GROUPS_MAX, daemon_groups);
 	daemon_ngroups = n < 0 ? 0 : n;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
 /* The supplementary groups of @req's process, from this thread's cache or /proc. */

@@ -188,8 +188,43 @@ static ssize_t add_entry(fuse_req_t req, fuse_ino_t ino, struct dirent *de, char
 	return (ssize_t)size;
 }
 
+/*
+ * The kernel asks for what follows the last entry of a listing before it
+ * takes the listing as complete: one more READDIR per directory, which
+ * would open, seek and read the directory again only to find nothing.
+ * When the reply before held the end, at @off, and came less than
+ * DIR_EOF_NS ago, the answer is "nothing" straight away (once). A name
+ * created since may be left out of this pass, as POSIX allows for names
+ * added after opendir or rewinddir; the kernel's copy of the listing is
+ * dropped by then (the create bumped the directory's version, or the
+ * watcher invalidated it), so the next pass reads it.
+ */
+#define DIR_EOF_NS 1000000000ULL
+
+static void eof_note(struct inode *n, off_t off)
+{
+	pthread_mutex_lock(&n->lock);
+	n->dir_eof = off;
+	n->dir_eof_ns = now_ns();
+	pthread_mutex_unlock(&n->lock);
+}
+
+static bool eof_take(struct inode *n, off_t off)
+{
+	bool known;
+
+	pthread_mutex_lock(&n->lock);
+	known = off && off == n->dir_eof && now_ns() - n->dir_eof_ns < DIR_EOF_NS;
+	if (known)
+		n->dir_eof = 0;
+	pthread_mutex_unlock(&n->lock);
+	return known;
+}
+
+/* Reply with what follows @off; a reply that holds the listing's end is
+ * first noted in @eof_node (eof_take), if not NULL. */
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct dir_handle *d,
-		       bool plus)
+		       bool plus, struct inode *eof_node)
 {
 	char *buf = scratch_get(size), *p = buf;
 	size_t rem = size;
@@ -230,10 +265,15 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
 		d->offset = d->entry->d_off;
 		d->entry = NULL;
 	}
-	if (err && rem == size)
+	if (err && rem == size) {
 		fuse_reply_err(req, err);
-	else
-		fuse_reply_buf(req, buf, size - rem);
+		return;
+	}
+	/* Before the reply: the kernel's next READDIR may come at once, on
+	 * another worker (and a RELEASEDIR may free @d). */
+	if (eof_node && !err && !d->entry)
+		eof_note(eof_node, d->offset);
+	fuse_reply_buf(req, buf, size - rem);
 }
 
 /* A descriptor of directory @ino opened for reading with the daemon's
@@ -255,8 +295,14 @@ static int dir_open_fd(fuse_ino_t ino)
 static void dir_stateless(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
 	struct dir_handle d = { .offset = 0 };
-	int fd = dir_open_fd(ino);
+	struct inode *n = inode_get(ino);
+	int fd;
 
+	if (eof_take(n, off)) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	fd = dir_open_fd(ino);
 	if (fd < 0) {
 		fuse_reply_err(req, -fd);
 		return;
@@ -266,7 +312,7 @@ static void dir_stateless(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 		close(fd);
 		return;
 	}
-	do_readdir(req, ino, size, off, &d, plus);
+	do_readdir(req, ino, size, off, &d, plus, n);
 	closedir(d.dp);
 }
 
@@ -274,7 +320,7 @@ static void readdir_any(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			struct fuse_file_info *fi, bool plus)
 {
 	if (fi->fh)
-		do_readdir(req, ino, size, off, dh_of(fi), plus);
+		do_readdir(req, ino, size, off, dh_of(fi), plus, NULL);
 	else
 		dir_stateless(req, ino, size, off, plus);
 }

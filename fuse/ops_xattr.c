@@ -38,14 +38,6 @@ static void reply_size_or_data(fuse_req_t req, ssize_t ret, const char *buf, siz
  */
 static const char caps_name[] = "security.capability";
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
-
 static bool caps_known_absent(struct inode *n, const char *name)
 {
 	return !strcmp(name, caps_name) &&
