@@ -14,7 +14,6 @@ set -u
 BOUND=${WATCH_BOUND_MS:-5000}
 cfs_init
 cfs_pool direof
-command -v strace >/dev/null || skip "strace is needed to watch the daemon's system calls"
 mkdir m
 for d in $(seq 30); do
 	mkdir -p "src/t/d$d"
@@ -27,20 +26,9 @@ tree() { (cd "$1" && find . -printf '%p %y %s %m\n' | sort); }
 accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,allow_other"
 watch_require "$PWD/m"
 ls m >/dev/null # the first OPENDIR, answered ENOSYS: the kernel opens directories from now on
-strace -f -qq -e trace=openat -o trace -p "$ACCEL_PID" &
-st=$!
-CFS_JOBS="$CFS_JOBS $st"
-attached() {
-	local t
-	for t in /proc/"$ACCEL_PID"/task/*/status; do
-		[ "$(sed -n 's/^TracerPid:[[:space:]]*//p' "$t" 2>/dev/null)" != 0 ] || return 1
-	done
-}
-for _ in $(seq 100); do attached && break; sleep 0.1; done
-attached || fail "strace did not attach to every thread of the daemon"
+cfs_strace trace openat
 find m/t -ls >/dev/null
-kill -INT "$st"
-wait "$st" 2>/dev/null
+cfs_strace_stop
 opens=$(grep -c '"\.", O_RDONLY' trace)
 echo "first find -ls of 31 directories: the daemon opened directories $opens times"
 [ "$opens" -eq 31 ] || fail "$opens opens of a directory for 31 listings, want 31 (one each)"

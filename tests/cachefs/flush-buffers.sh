@@ -13,26 +13,14 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cfs_init
 cfs_pool flushbuf
-command -v strace >/dev/null || skip "strace is needed to watch the daemon's system calls"
 N=200
 mkdir m
 accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,deferred_write=on"
 # every worker thread takes its buffers at its first flush: warm them all
 for i in $(seq 40); do printf 'warm %d\n' "$i" >"m/w$i"; done
-strace -f -qq -e trace=mmap,openat -o trace -p "$ACCEL_PID" &
-CFS_JOBS="$CFS_JOBS $!"
-st=$!
-attached() {
-	local t
-	for t in /proc/"$ACCEL_PID"/task/*/status; do
-		[ "$(sed -n 's/^TracerPid:[[:space:]]*//p' "$t" 2>/dev/null)" != 0 ] || return 1
-	done
-}
-for _ in $(seq 100); do attached && break; sleep 0.1; done
-attached || fail "strace did not attach to every thread of the daemon"
+cfs_strace trace mmap,openat
 for i in $(seq $N); do printf 'file %d of %d\n' "$i" $N >"m/f$i"; done
-kill -INT "$st"
-wait "$st" 2>/dev/null
+cfs_strace_stop
 for i in $(seq $N); do
 	[ "$(cat "src/f$i")" = "file $i of $N" ] || fail "src/f$i: not what was written: $(cat "src/f$i")"
 done

@@ -14,6 +14,10 @@
 #               matching REGEX, nothing mounted, no daemon left;
 # pstat ...     the poolstat helper on $POOL (key=value lines);
 # kv FILE KEY   a value from a saved snapshot.
+# cfs_strace OUT CALLS  traces system calls CALLS (strace -e trace=) of every
+#               thread of the daemon $ACCEL_PID into OUT, returning once
+#               strace is attached to all of them (exit 77 without strace);
+# cfs_strace_stop  stops that trace and waits for it.
 #
 # Environment (set by meson): ACCELFS, POOLSTAT, CFSIO, and FSX/CONC for fsx-cache.
 
@@ -77,6 +81,27 @@ cfs_bg() {
 
 cfs_below() {
 	CFS_BELOW=$1
+}
+
+cfs_strace() {
+	command -v strace >/dev/null || skip "strace is needed to watch the daemon's system calls"
+	strace -f -qq -e trace="$2" -o "$1" -p "$ACCEL_PID" &
+	CFS_STRACE=$!
+	CFS_JOBS="$CFS_JOBS $CFS_STRACE"
+	for _ in $(seq 100); do cfs_traced && return; sleep 0.1; done
+	fail "strace did not attach to every thread of the daemon"
+}
+
+cfs_traced() {
+	local t
+	for t in /proc/"$ACCEL_PID"/task/*/status; do
+		[ "$(sed -n 's/^TracerPid:[[:space:]]*//p' "$t" 2>/dev/null)" != 0 ] || return 1
+	done
+}
+
+cfs_strace_stop() {
+	kill -INT "$CFS_STRACE"
+	wait "$CFS_STRACE" 2>/dev/null
 }
 
 cfs_kill9() {
