@@ -47,7 +47,8 @@ reader() {
 		(cd m && sha256sum f?) >"got.$1" 2>&1 && cmp -s "got.$1" want ||
 			{ cp "got.$1" "bad.$1"; return 1; }
 		n=$((n + 1))
-		echo $n >"rounds.$1"
+		# renamed into place: a concurrent cat never sees it empty
+		echo $n >"rounds.$1.new" && mv "rounds.$1.new" "rounds.$1"
 	done
 }
 rm -f stop rounds.*
