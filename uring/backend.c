@@ -200,25 +200,10 @@ static void probe_complete(const struct backend_op *ops, unsigned int n, uint64_
 		ACCEL_PROBE4(backend_complete, (int)ops[i].op, ops[i].fd, (int64_t)ops[i].res, ns);
 }
 
-/*
- * One write, fsync or fallocate on its own goes out as a plain system call
- * even with the io_uring backend: io_uring cannot complete it inline (a
- * buffered write to ext4 would block, fsync and fallocate always do) and
- * hands it to an io-wq worker thread, which costs two thread switches for
- * the one call the caller then waits for (`tar -xf` of 763 files: 204-206
- * ms through the ring, 182-185 ms with backend=sync). A read of the page
- * cache completes inline, and batches still take one io_uring_enter.
- */
-static bool ring_worth(const struct backend_op *ops, unsigned int n)
-{
-	return n > 1 || ops[0].op == BACKEND_OP_READ;
-}
-
 int backend_submit(struct backend_op *ops, unsigned int n)
 {
 	uint64_t t0 = probe_submit(ops, n);
-	int ret = active == BACKEND_URING && n && ring_worth(ops, n) ? uring_submit(ops, n)
-								     : sync_submit(ops, n);
+	int ret = active == BACKEND_URING ? uring_submit(ops, n) : sync_submit(ops, n);
 
 	if (t0 && ret == 0)
 		probe_complete(ops, n, t0);

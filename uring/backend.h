@@ -6,9 +6,7 @@
  * here, so the rest of accelfs never cares which mechanism is in use. The
  * io_uring backend keeps one ring per calling thread (created on first use,
  * freed when the thread exits), so threads never contend for a ring lock and
- * a batch of operations costs one io_uring_enter(); a lone write, fsync or
- * fallocate, which io_uring would hand to a worker thread, is a plain system
- * call with either backend (backend.c). When io_uring cannot be
+ * a batch of operations costs one io_uring_enter(). When io_uring cannot be
  * used (kernel.io_uring_disabled, a seccomp filter, an old kernel) the sync
  * backend does the same work with pread/pwrite/fsync/fallocate.
  *

@@ -2,11 +2,9 @@
 /*
  * test_backend.c - uring/ backend contract, run once per backend
  * (argv[1] = "uring" or "sync"): full reads and writes, EOF, vectors,
- * batches in one system call, lone writes and syncs without an io_uring
- * worker thread, fsync, fallocate, errors, and statistics that survive
- * thread exit.
+ * batches in one system call, fsync, fallocate, errors, and statistics
+ * that survive thread exit.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -43,57 +41,6 @@ static int suite_clean(void)
 	close(fd);
 	unlink(path);
 	return 0;
-}
-
-/* Threads of this process that are io_uring's workers (io-wq: "iou-wrk-N"). */
-static int iowq_workers(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
-	char name[300], comm[64];
-	int n = 0;
-
-	while (d && (de = readdir(d))) {
-		FILE *f;
-
-		snprintf(name, sizeof(name), "/proc/self/task/%s/comm", de->d_name);
-		f = de->d_name[0] != '.' ? fopen(name, "r") : NULL;
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "iou-wrk", 7))
-			n++;
-		fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
-
-/*
- * One write, fsync or fallocate at a time is a plain system call with either
- * backend: io_uring would hand each to an io-wq worker thread (two thread
- * switches for a call the caller waits for). Run first, before any batch
- * has started a worker.
- */
-static void test_single_ops_inline(void)
-{
-	char w[4096];
-	struct backend_stats before, after;
-
-	fill(w, sizeof(w), 3);
-	CU_ASSERT_EQUAL(ftruncate(fd, 0), 0);
-	backend_stats_get(&before);
-	for (int i = 0; i < 32; i++) {
-		CU_ASSERT_EQUAL(backend_pwrite(fd, w, sizeof(w), (off_t)i * 4096),
-				(ssize_t)sizeof(w));
-		CU_ASSERT_EQUAL(backend_fsync(fd, i % 2), 0);
-		CU_ASSERT_EQUAL(backend_fallocate(fd, 0, 0, 1 << 20), 0);
-	}
-	backend_stats_get(&after);
-	CU_ASSERT_EQUAL(after.writes - before.writes, 32);
-	CU_ASSERT_EQUAL(after.fsyncs - before.fsyncs, 32);
-	CU_ASSERT_EQUAL(after.syscalls - before.syscalls, 96);
-	CU_ASSERT_EQUAL(iowq_workers(), 0);
 }
 
 static void test_write_read(void)
@@ -262,7 +209,6 @@ int main(int argc, char **argv)
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
 	s = CU_add_suite(argv[1], suite_init, suite_clean);
-	CU_add_test(s, "single writes and syncs without a worker thread", test_single_ops_inline);
 	CU_add_test(s, "write and read back", test_write_read);
 	CU_add_test(s, "vectors", test_vectors);
 	CU_add_test(s, "batch in one system call", test_batch_one_syscall);
