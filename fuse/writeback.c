@@ -95,19 +95,21 @@ static ssize_t backend_read_fn(void *arg, void *buf, size_t len, uint64_t off)
 
 /*
  * wb_lock held: the descriptor deferred bytes are written back through. A
- * deferring handle's own descriptor can (wb_open: read-write, not O_APPEND),
- * and costs no open. Otherwise the flush runs on behalf of a reader (fsync or
- * close of a read-only descriptor, the flusher picking any handle) whose
- * descriptor cannot write: the daemon opens the file once per node for
- * writing with its own rights, through the handle's descriptor's magic link
- * (no name is followed); where that is refused, a writable handle's
- * descriptor still serves.
+ * deferring handle's own descriptor can (wb_open: read-write, not O_APPEND)
+ * and costs no open, unless it was opened O_SYNC or O_DSYNC (deferred under
+ * sync=relaxed): each write-back through it would then wait for the device,
+ * which relaxed sync is there to spare. Otherwise the flush may run on
+ * behalf of a reader (fsync or close of a read-only descriptor, the flusher
+ * picking any handle) whose descriptor cannot write: the daemon opens the
+ * file once per node for writing with its own rights, through the handle's
+ * descriptor's magic link (no name is followed); where that is refused, a
+ * writable handle's descriptor still serves.
  */
 static int wb_fd_get(struct open_file *of)
 {
 	struct inode *n = of->inode;
 
-	if (n->wb_fd < 0 && of->defer)
+	if (n->wb_fd < 0 && of->defer && !(of->flags & O_DSYNC)) /* O_SYNC includes it */
 		return of->fd;
 	if (n->wb_fd < 0) {
 		char proc[PROC_FD_LEN];
