@@ -103,6 +103,10 @@ struct inode {
 	/* Kernel passthrough (passthrough.c): the inode's handles are all on one path. */
 	unsigned int pt_opens; /* of opens, those in passthrough mode */
 	int pt_backing_id;     /* the kernel's backing file id while pt_opens > 0, else 0 */
+	/* The process that opened the last writable passthrough handle, until
+	 * that handle is released; else 0. Written under the lock, read by the
+	 * watcher without it (atomic). */
+	pid_t pt_writer;
 	/* A directory listed for the kernel's own open (ops_dir.c, dir_stateless):
 	 * the offset past its last entry and when it was reached (0: not known). */
 	off_t dir_eof;
@@ -144,6 +148,7 @@ struct open_file {
 	bool rmw_tried;
 	/* the kernel does its I/O (passthrough.c); immutable after open */
 	bool passthrough;
+	pid_t pt_pid;	   /* a writable passthrough handle's opener, else 0; immutable */
 	unsigned int busy; /* open file list lock: walkers using it outside the lock */
 };
 
@@ -228,8 +233,9 @@ void inode_fh_del(struct inode *n);
 /* Remember SOURCE root's handle; 0 or -ENOMEM. */
 int inode_fh_set_root(const struct file_handle *fh);
 /* The node id with handle @fh (FUSE_ROOT_ID for the root), or 0: none known;
- * @changed: mark the node changed_outside. */
-fuse_ino_t inode_fh_find(const struct file_handle *fh, bool changed);
+ * @changed: mark the node changed_outside; *@pt_writer (if not NULL): its
+ * pt_writer, read while the node cannot go (else left alone). */
+fuse_ino_t inode_fh_find(const struct file_handle *fh, bool changed, pid_t *pt_writer);
 void inode_fh_destroy(void);
 /* inode.c, for the watcher: the node id of (@dev, @ino), or 0: none known;
  * @changed: mark the node changed_outside. */

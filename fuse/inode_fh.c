@@ -110,7 +110,7 @@ int inode_fh_set_root(const struct file_handle *fh)
 	return 0;
 }
 
-fuse_ino_t inode_fh_find(const struct file_handle *fh, bool changed)
+fuse_ino_t inode_fh_find(const struct file_handle *fh, bool changed, pid_t *pt_writer)
 {
 	fuse_ino_t ino = 0;
 	struct inode *n;
@@ -126,6 +126,9 @@ fuse_ino_t inode_fh_find(const struct file_handle *fh, bool changed)
 				if (changed)
 					__atomic_store_n(&n->changed_outside, true,
 							 __ATOMIC_RELAXED);
+				if (pt_writer)
+					*pt_writer =
+					    __atomic_load_n(&n->pt_writer, __ATOMIC_RELAXED);
 			}
 	pthread_mutex_unlock(&index_lock);
 	return ino;

@@ -34,6 +34,7 @@
  * shared with accel show.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,13 +94,18 @@ static bool has_sys_admin(void)
  */
 static int backing_open(fuse_req_t req, int fd)
 {
-	struct __user_cap_data_struct d[2], saved[2];
+	/* Between requests a worker holds the daemon's own credentials, which
+	 * never change: read once per thread (a capget per open saved). */
+	static __thread struct __user_cap_data_struct saved[2];
+	static __thread bool known;
+	struct __user_cap_data_struct d[2];
 	unsigned int i = CAP_TO_INDEX(CAP_FSETID);
 	int id;
 
-	if (caps_get(d))
+	if (!known && caps_get(saved))
 		return 0;
-	memcpy(saved, d, sizeof(saved));
+	known = true;
+	memcpy(d, saved, sizeof(d));
 	d[i].effective &= ~CAP_TO_MASK(CAP_FSETID);
 	if (caps_set(d))
 		return 0;
@@ -190,6 +196,10 @@ int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
 		fi->keep_cache = 0; /* pages cached before belong to the daemon path */
 		fi->direct_io = 0;
 		n->pt_opens++;
+		if ((of->flags & O_ACCMODE) != O_RDONLY) {
+			of->pt_pid = fuse_req_ctx(req)->pid;
+			__atomic_store_n(&n->pt_writer, of->pt_pid, __ATOMIC_RELAXED);
+		}
 		n->stamp_valid = false; /* nor may a later cached open keep them */
 		of->passthrough = true;
 		cache_io_count_passthrough(true);
@@ -208,6 +218,8 @@ int passthrough_release_locked(struct open_file *of)
 	struct inode *n = of->inode;
 	int id;
 
+	if (of->pt_pid && n->pt_writer == of->pt_pid) /* its writes are another's now */
+		__atomic_store_n(&n->pt_writer, 0, __ATOMIC_RELAXED);
 	if (!of->passthrough || --n->pt_opens)
 		return 0;
 	id = n->pt_backing_id;

@@ -228,15 +228,22 @@ static void *watch_main(void *arg)
 			       { .fd = stop_fd, .events = POLLIN } };
 	pid_t self = getpid();
 	int ret;
+	uint64_t last;
 
 	(void)arg;
 	mstate_sweep(); /* files of daemons killed before they could remove theirs */
 	mstate_init(&m);
 	publish(&m, true);
+	last = now_ns();
 	for (;;) {
-		p[0].fd = mode == WATCH_OFF ? -1 : watch_fd;
+		uint64_t since = now_ns() - last;
 		/* off: nothing moves the counters, sleep until stopped */
-		ret = poll(p, 2, mode == WATCH_OFF ? -1 : PUBLISH_MS);
+		int wait = mode == WATCH_OFF		      ? -1
+			   : since >= PUBLISH_MS * 1000000ULL ? 0
+							      : PUBLISH_MS - (int)(since / 1000000);
+
+		p[0].fd = mode == WATCH_OFF ? -1 : watch_fd;
+		ret = poll(p, 2, wait);
 		if (ret < 0 && errno != EINTR)
 			break;
 		if (p[1].revents)
@@ -245,7 +252,13 @@ static void *watch_main(void *arg)
 		    (ret = mode == WATCH_INOTIFY ? watch_ino_read(watch_fd)
 						 : watch_fan_read(watch_fd, self)) < 0)
 			watch_failed(ret);
-		publish(&m, false);
+		/* A burst of events wakes the thread at each one: the state
+		 * file (a create and a rename) at most every PUBLISH_MS. A
+		 * watcher that failed sleeps from now on: it says so at once. */
+		if (mode == WATCH_OFF || now_ns() - last >= PUBLISH_MS * 1000000ULL) {
+			publish(&m, mode == WATCH_OFF);
+			last = now_ns();
+		}
 	}
 	return NULL;
 }

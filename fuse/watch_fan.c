@@ -30,6 +30,9 @@
 #include "watch_i.h"
 
 #define FAN_BUF 65536
+/* More than the largest event: metadata, a directory handle with a name
+ * (NAME_MAX) and an object handle, each at most MAX_HANDLE_SZ. */
+#define FAN_EVENT_ROOM 1024
 
 #define FAN_EVENTS                                                                           \
 	(FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_ATTRIB | FAN_MODIFY | \
@@ -131,10 +134,11 @@ static void fan_event(const struct fanotify_event_metadata *md)
 		if (!fh)
 			return;
 		if (name && strcmp(name, ".")) {
-			c.parent = inode_fh_find(fh, false);
+			c.parent = inode_fh_find(fh, false, NULL);
 			c.name = name;
 		} else if (name || fid->hdr.info_type == FAN_EVENT_INFO_TYPE_FID) {
-			c.ino = inode_fh_find(fh, md->mask & (FAN_ATTRIB | FAN_MODIFY));
+			c.ino =
+			    inode_fh_find(fh, md->mask & (FAN_ATTRIB | FAN_MODIFY), &c.pt_writer);
 		}
 	}
 	if (md->mask & (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO))
@@ -144,6 +148,7 @@ static void fan_event(const struct fanotify_event_metadata *md)
 	if (md->mask & FAN_MODIFY)
 		c.what |= WATCH_DATA;
 	c.dir = md->mask & FAN_ONDIR;
+	c.pid = (pid_t)md->pid;
 	if (c.parent || c.ino)
 		watch_apply(&c);
 }
@@ -192,6 +197,10 @@ int watch_fan_read(int fd, pid_t self)
 			else if ((pid_t)md->pid != self)
 				fan_event(md);
 		}
+		/* room for another event was left: the queue was empty, and
+		 * poll() says when it is not (saves a read per wake-up) */
+		if ((size_t)n + FAN_EVENT_ROOM <= FAN_BUF)
+			break;
 	}
 	return n < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
 }

@@ -25,6 +25,8 @@ struct watch_change {
 	const char *name;  /* NUL-terminated, NULL if none */
 	fuse_ino_t ino;	   /* the object changed */
 	bool dir;	   /* ... is a directory */
+	pid_t pid;	   /* the process that changed it (fanotify), 0: unknown */
+	pid_t pt_writer;   /* @ino's inode.pt_writer when found (fanotify), else 0 */
 };
 
 /* Counters published in the state file (atomic). */

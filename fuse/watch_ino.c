@@ -27,6 +27,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -353,6 +354,9 @@ int watch_ino_read(int fd)
 		}
 		if (off != (size_t)n)
 			return -EPROTO;
+		/* room for the largest event was left: the queue was empty */
+		if ((size_t)n + sizeof(struct inotify_event) + NAME_MAX + 1 <= INO_BUF)
+			break;
 	}
 	return n < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
 }

@@ -57,11 +57,27 @@ static void mark_changed(struct open_file *of, void *arg)
 		__atomic_store_n(&of->changed, true, __ATOMIC_RELAXED);
 }
 
+/*
+ * A write of @c's process through the kernel passthrough handle it opened
+ * on the mount: the kernel has grown the size and invalidated the times
+ * itself, and the file has no pages in FUSE's cache. Telling it again is a
+ * notification per write of every program writing through passthrough.
+ * The same process writing SOURCE directly meanwhile is not told apart;
+ * another process, or another thread of a multi-threaded opener (FUSE names
+ * the thread, fanotify the process), gets the invalidation.
+ */
+static bool own_passthrough_write(const struct watch_change *c)
+{
+	return c->what == WATCH_DATA && c->ino && c->pid && c->pid == c->pt_writer;
+}
+
 void watch_apply(const struct watch_change *c)
 {
 	bool data = c->what & WATCH_DATA;
 
 	__atomic_add_fetch(&watch_counters.events, 1, __ATOMIC_RELAXED);
+	if (own_passthrough_write(c))
+		return;
 	if ((c->what & WATCH_NAME) && c->parent && c->name) {
 		inval_entry(c->parent, c->name);
 		inval_inode(c->parent, true); /* its attributes and cached listing */

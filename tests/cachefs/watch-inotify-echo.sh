@@ -24,6 +24,7 @@ wait_for 5000 inotify wcount "$M" watch ||
 	fail "accel stat shows watch '$(wcount "$M" watch)', not inotify: $(grep watch: "$ACCEL_LOG")"
 
 ls -l m/d >/dev/null
+sleep 0.3 # counters are published at most every 200 ms
 i0=$(wcount "$M" watch_invalidations)
 e0=$(wcount "$M" watch_events)
 for i in $(seq 1 "$WRITES"); do

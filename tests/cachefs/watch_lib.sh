@@ -7,6 +7,10 @@
 # wcount MNT KEY      a counter of MNT's watcher from `accel stat --json`
 #                     (watch_events, watch_invalidations, watch_overflows) or
 #                     its mode (watch);
+# wcount_reach MNT KEY MIN   waits up to 1 s (the watcher publishes its
+#                     counters at most every 200 ms) for counter KEY of MNT
+#                     to reach MIN; sets WCOUNT to its last value; status 1
+#                     if it did not;
 # wait_for BOUND_MS EXPECT CMD...  runs CMD every 10 ms until its output is
 #                     EXPECT; fails after BOUND_MS; sets WAITED_MS.
 
@@ -25,6 +29,16 @@ wcount() {
 	"$ACCEL" stat --pool "$POOL" --json 2>/dev/null |
 		grep -F "\"mountpoint\": \"$1\"" |
 		sed -n "s/.*\"$2\": \"\{0,1\}\([^,\"}]*\).*/\1/p"
+}
+
+wcount_reach() {
+	local _
+	for _ in $(seq 100); do
+		WCOUNT=$(wcount "$1" "$2")
+		[ "${WCOUNT:-0}" -ge "$3" ] && return 0
+		sleep 0.01
+	done
+	return 1
 }
 
 wait_for() {

@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# watch-publish.sh: what the fanotify watcher costs per event (issue 16).
+# N files are created and written in SOURCE beside the mount (another
+# process: every change is an event the watcher applies), the daemon traced
+# with strace:
+#  1. the mount's state file (/run/accelfs/mount-PID, read by accel stat) is
+#     rewritten at most every 200 ms, not at each wake-up of the watcher: at
+#     most one rename per 200 ms of the burst, plus two;
+#  2. after a read that left room in its buffer the watcher goes back to
+#     poll(): no read of the fanotify queue ends in EAGAIN;
+#  3. the counters still reach accel stat: every event is counted there
+#     within a second of the burst.
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/watch_lib.sh"
+N=${WATCH_N:-300}
+cfs_init
+cfs_pool wpub
+mkdir m src/d
+accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,watch=auto"
+watch_require "$PWD/m"
+ls -l m/d >/dev/null # the directory is known to the kernel: its events apply
+fan=$(find /proc/"$ACCEL_PID"/fd -lname 'anon_inode:*fanotify*' -printf '%f\n' | head -1)
+[ -n "$fan" ] || fail "the daemon holds no fanotify descriptor"
+state=/run/accelfs/mount-$ACCEL_PID
+[ -f "$state" ] || fail "no state file $state"
+e0=$(wcount "$PWD/m" watch_events)
+
+# The trace goes to another file system than SOURCE's: strace's own writes
+# would be events of the watcher's filesystem mark, which never drain.
+trace=$(mktemp /dev/shm/watch-publish.XXXXXX) || fail "mktemp in /dev/shm"
+trap 'rc=$?; rm -f "$trace"; (exit $rc); cfs_cleanup' EXIT
+cfs_strace "$trace" rename,read
+t0=$(date +%s%N)
+for i in $(seq "$N"); do
+	echo "$i" >"src/d/f$i"
+	echo more >>"src/d/f$i"
+done
+t1=$(date +%s%N)
+sleep 0.5
+cfs_strace_stop
+[ -z "${KEEP_TRACE:-}" ] || cp "$trace" "$KEEP_TRACE"
+ms=$(((t1 - t0) / 1000000 + 500))
+renames=$(grep -c "rename(\"[^\"]*\", \"$state\")" "$trace")
+again=$(grep -c "read($fan, .*EAGAIN" "$trace")
+reads=$(grep -c "read($fan, " "$trace")
+echo "$N files created and written beside the mount in $ms ms: $renames state-file" \
+	"renames, $reads reads of the fanotify queue, $again of them EAGAIN"
+[ "$reads" -gt 0 ] || fail "the watcher read no event (descriptor $fan)"
+[ "$renames" -le $((ms / 200 + 2)) ] ||
+	fail "$renames state-file renames in $ms ms: more than one per 200 ms"
+[ "$again" -le 1 ] || fail "$again reads of the fanotify queue ended in EAGAIN"
+
+# every create of the burst reaches accel stat (fanotify may merge the
+# writes into one event per file, never the creates of different names)
+want=$((e0 + N))
+wcount_reach "$PWD/m" watch_events "$want"
+got=$WCOUNT
+echo "watch_events $e0 -> $got (at least $want wanted)"
+[ "$got" -ge "$want" ] || fail "accel stat shows $got events, want at least $want"
+echo "PASS: state file at most every 200 ms ($renames renames in $ms ms), no EAGAIN read"
