@@ -204,12 +204,17 @@ static int read_pt(int fd)
 				     : TUNING_PT_AUTO;
 }
 
+void tuning_none(struct tuning_values *t)
+{
+	*t = (struct tuning_values){ -1, -1, -1, -1, -1, TUNING_PT_AUTO, -1 };
+}
+
 void tuning_read_fd(int fd, struct tuning_values *t)
 {
 	char names[1024];
 	ssize_t len = flistxattr(fd, names, sizeof(names));
 
-	*t = (struct tuning_values){ -1, -1, -1, -1, -1, TUNING_PT_AUTO, -1 };
+	tuning_none(t);
 	/* most files have no tuning: one call decides (ERANGE: many attributes, look) */
 	if ((len < 0 && errno != ERANGE) || len == 0 ||
 	    (len > 0 && !memmem(names, (size_t)len, TUNING_PREFIX, sizeof(TUNING_PREFIX) - 1)))

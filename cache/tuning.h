@@ -106,6 +106,10 @@ const char *tuning_passthrough_need(const struct tuning_values *t, const struct 
  */
 void tuning_read_fd(int fd, struct tuning_values *t);
 
+/* tuning_none - the values of a file without tuning attributes (one the
+ * daemon has just created: user attributes are never inherited). */
+void tuning_none(struct tuning_values *t);
+
 /*
  * tuning_get - read attribute @k of @path into @val (TUNING_VALUE_LEN bytes).
  * Returns 1 if set, 0 if absent, -errno: -ENOTSUP when the file system has

@@ -168,23 +168,28 @@ static int handle_free(struct open_file *of)
 
 /*
  * The file's tuning, read once per open when the pool or passthrough will
- * use it (@read says so), and whether its opens should go passthrough.
+ * use it (@read says so), and whether its opens should go passthrough. A
+ * file this open @created has no attributes to read.
  */
-static bool file_tuning_read(const struct open_file *of, const struct stat *st,
+static bool file_tuning_read(const struct open_file *of, const struct stat *st, bool created,
 			     struct tuning_values *t, bool *read)
 {
 	*read = S_ISREG(st->st_mode) && (cache_io_pool() || accelfs.passthrough);
 	if (!*read)
 		return false;
-	tuning_read_fd(of->fd, t);
+	if (created)
+		tuning_none(t);
+	else
+		tuning_read_fd(of->fd, t);
 	return passthrough_wanted(of->inode, t);
 }
 
 /*
  * Wrap backing descriptor @fd of inode @n, whose state is @st (NULL: fstat
- * it), as the open file of @fi for @req. Consumes @fd. Returns 0 or -errno.
+ * it), as the open file of @fi for @req; @created: CREATE made the file.
+ * Consumes @fd. Returns 0 or -errno.
  */
-static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat *st,
+static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat *st, bool created,
 		      struct fuse_file_info *fi)
 {
 	struct open_file *of = NULL;
@@ -211,7 +216,7 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 	of->flags = fi->flags;
 	st = st ? st : &buf;
 	inode_note_mode(n, st);
-	wanted = file_tuning_read(of, st, &t, &read);
+	wanted = file_tuning_read(of, st, created, &t, &read);
 	handle_list_add(&open_files, &of->link, &open_files_lock);
 	pthread_mutex_lock(&n->lock);
 	if (!passthrough_open_locked(req, of, wanted, fi))
@@ -257,7 +262,7 @@ static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	ret = handle_new(req, n, fd, NULL, fi);
+	ret = handle_new(req, n, fd, NULL, false, fi);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -321,7 +326,7 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		return;
 	}
 	watch_entry(inode_get(parent), inode_get(e.ino), &e);
-	ret = handle_new(req, inode_get(e.ino), fd, &e.attr, fi);
+	ret = handle_new(req, inode_get(e.ino), fd, &e.attr, true, fi);
 	if (ret) {
 		inode_unref(inode_get(e.ino), 1);
 		fuse_reply_err(req, -ret);
