@@ -33,7 +33,8 @@ struct sysgen_change {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: accel sysgen [--apply] [--json] [--probes] [--io-uring] [--write-burst SIZE]\n\n"
+		"Usage: accel sysgen [--apply] [--json] [--probes] [--io-uring] [--halt-poll]\n"
+		"                    [--write-burst SIZE]\n\n"
 		"Check the kernel, FUSE and shared-memory limits accelfs depends on against the\n"
 		"pools in /dev/shm and the mounted accelfs file systems.\n\n"
 		"  --apply             raise, as root, what can be set at run time (sysctls,\n"
@@ -43,6 +44,9 @@ static void usage(FILE *f)
 		"  --probes            bpftrace and uprobes are required, not informational\n"
 		"  --io-uring          FUSE over io_uring is required (for -o io_uring=auto|on):\n"
 		"                      the fuse module's enable_uring, which --apply sets\n"
+		"  --halt-poll         in a KVM guest, idle vCPUs must poll before halting\n"
+		"                      (haltpoll.guest_halt_poll_ns, which --apply sets to\n"
+		"                      200000): a FUSE wake-up then rarely exits to the host\n"
 		"  --write-burst SIZE  bytes a writer dirties at once, for the BDI max_ratio\n"
 		"                      (default 64M: max_background x 1 MiB requests)\n"
 		"  --root-proc DIR, --root-sys DIR, --root-shm DIR\n"
@@ -260,6 +264,7 @@ static int parse_args(int argc, char **argv, struct sysgen_opts *o)
 		{ .name = "json", .flag = &o->json },
 		{ .name = "probes", .flag = &o->cfg.probes },
 		{ .name = "io-uring", .flag = &o->cfg.io_uring },
+		{ .name = "halt-poll", .flag = &o->cfg.halt_poll },
 		{ .name = "write-burst", .take = take_write_burst, .to = &o->cfg.write_burst },
 		{ .name = "root-proc", .string = &o->cfg.root_proc },
 		{ .name = "root-sys", .string = &o->cfg.root_sys },

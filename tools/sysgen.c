@@ -3,8 +3,9 @@
  * sysgen.c - the report and its rows for shared memory (the pools' home),
  * System V limits, RLIMIT_MEMLOCK, io_uring, the FUSE module limits and the
  * tracing prerequisites; sysgen_mount.c adds the per-mount and dirty-page
- * rows. Every value is read below the configured roots, so a fake tree in a
- * temporary directory stands in for the system in tests.
+ * rows, sysgen_cpu.c the idle-vCPU row. Every value is read below the
+ * configured roots, so a fake tree in a temporary directory stands in for
+ * the system in tests.
  *
  * Judging never fails: a file that cannot be read becomes "absent" (the
  * kernel does not have the knob) or "unreadable", and the row says whether
@@ -612,6 +613,7 @@ int sysgen_check(const struct sysgen_config *cfg, struct sysgen_report *rep)
 	ret = ret ? ret : uring_row(&ctx);
 	ret = ret ? ret : fuse_module_rows(&ctx);
 	ret = ret ? ret : fuse_uring_row(&ctx);
+	ret = ret ? ret : sysgen_cpu_rows(&ctx);
 	ret = ret ? ret : sysgen_dirty_rows(&ctx);
 	ret = ret ? ret : sysgen_mount_rows(&ctx);
 	return ret ? ret : probe_rows(&ctx);

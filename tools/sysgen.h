@@ -78,6 +78,7 @@ struct sysgen_config {
 	uint64_t write_burst;  /* bytes a writer dirties at once; 0: SYSGEN_WRITE_BURST */
 	bool probes;	       /* probe rows are required (LOW), not informational */
 	bool io_uring;	       /* FUSE over io_uring is required (-o io_uring=on|auto) */
+	bool halt_poll;	       /* a KVM guest's idle vCPUs must poll before halting */
 	/* Size and free bytes of the file system at @dir; NULL: statvfs(). */
 	int (*fs_space)(const char *dir, uint64_t *size, uint64_t *avail);
 };

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sysgen_i.h - shared internals of sysgen.c (report, shared memory, io_uring,
- * probes) and sysgen_mount.c (FUSE connections, BDIs, dirty pages).
+ * probes), sysgen_mount.c (FUSE connections, BDIs, dirty pages) and
+ * sysgen_cpu.c (idle vCPUs).
  */
 #ifndef ACCELFS_TOOLS_SYSGEN_I_H
 #define ACCELFS_TOOLS_SYSGEN_I_H
@@ -44,5 +45,6 @@ int sysgen_judge_min(struct sysgen_row *row, const char *path, uint64_t min,
 
 int sysgen_mount_rows(struct sysgen_ctx *ctx);
 int sysgen_dirty_rows(struct sysgen_ctx *ctx);
+int sysgen_cpu_rows(struct sysgen_ctx *ctx); /* sysgen_cpu.c: idle vCPUs */
 
 #endif

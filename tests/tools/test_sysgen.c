@@ -451,6 +451,48 @@ static void test_fuse_uring(void)
 	sysgen_report_free(&rep);
 }
 
+/* haltpoll.guest_halt_poll_ns: a KVM guest's idle polling, informational unless --halt-poll. */
+static void test_halt_poll(void)
+{
+	const char *knob = "module/haltpoll/parameters/guest_halt_poll_ns";
+	struct sysgen_report rep;
+	struct sysgen_config cfg = config();
+
+	build_tree(); /* no cpuidle directory: not a guest with haltpoll */
+	check(&rep);
+	EXPECT(&rep, "haltpoll.guest_halt_poll_ns", "absent", "- (200000 for --halt-poll)",
+	       SYSGEN_OK);
+	sysgen_report_free(&rep);
+	put(sys_, "devices/system/cpu/cpuidle/current_driver", "acpi_idle\n");
+	cfg.halt_poll = true;
+	check_with(cfg, &rep);
+	EXPECT(&rep, "haltpoll.guest_halt_poll_ns", "absent", "200000", SYSGEN_OK);
+	sysgen_report_free(&rep);
+
+	put(sys_, "devices/system/cpu/cpuidle/current_driver", "haltpoll\n");
+	put(sys_, knob, "0\n");
+	check(&rep); /* polling off: said, not judged */
+	EXPECT(&rep, "haltpoll.guest_halt_poll_ns", "0", "- (200000 for --halt-poll)", SYSGEN_INFO);
+	CU_ASSERT_EQUAL(sysgen_apply_row(row(&rep, "haltpoll.guest_halt_poll_ns")), 0);
+	CU_ASSERT_STRING_EQUAL(get(sys_, knob), "0\n");
+	sysgen_report_free(&rep);
+	check_with(cfg, &rep); /* asked for: LOW, and --apply writes the default */
+	EXPECT(&rep, "haltpoll.guest_halt_poll_ns", "0", "200000", SYSGEN_LOW);
+	CU_ASSERT_PTR_NOT_NULL(strstr(row(&rep, "haltpoll.guest_halt_poll_ns")->manual,
+				      "haltpoll.guest_halt_poll_ns=200000"));
+	CU_ASSERT_EQUAL(sysgen_apply_row(row(&rep, "haltpoll.guest_halt_poll_ns")), 1);
+	CU_ASSERT_STRING_EQUAL(get(sys_, knob), "200000\n");
+	sysgen_report_free(&rep);
+	check_with(cfg, &rep); /* any window the admin chose is fine */
+	EXPECT(&rep, "haltpoll.guest_halt_poll_ns", "200000", "200000", SYSGEN_OK);
+	sysgen_report_free(&rep);
+	del(sys_, knob);
+	check_with(cfg, &rep);
+	EXPECT(&rep, "haltpoll.guest_halt_poll_ns", "unreadable", "200000", SYSGEN_INFO);
+	sysgen_report_free(&rep);
+	del(sys_, "devices/system/cpu/cpuidle/current_driver");
+}
+
 /* --apply writes the needed value into exactly the LOW, settable knobs. */
 static void test_apply(void)
 {
@@ -530,6 +572,7 @@ int main(void)
 	CU_add_test(s, "dirty-page sysctls", test_dirty);
 	CU_add_test(s, "bpftrace and uprobes", test_probes);
 	CU_add_test(s, "fuse.enable_uring", test_fuse_uring);
+	CU_add_test(s, "haltpoll.guest_halt_poll_ns", test_halt_poll);
 	CU_add_test(s, "--apply writes exactly the needed values", test_apply);
 	ret = cunit_run();
 	nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
