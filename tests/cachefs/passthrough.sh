@@ -22,6 +22,9 @@
 #           size itself; at most a few for 200 writes), sizes through the
 #           mount stay right, and a write made in SOURCE by another process
 #           while the handle is open is still seen through the mount
+#   create  files created through the mount cost no flistxattr (a new file has
+#           no tuning attributes) and no capget per passthrough open (read
+#           once per worker thread); the files are right on SOURCE
 #   fsx     the fsx exerciser on a passthrough=always mount, and opens counted
 # Skips (77) without root, /dev/fuse, or a kernel/libfuse with passthrough.
 set -u
@@ -201,6 +204,24 @@ EOF
 	[ "$(stat -c %Y src/u)" -gt 1000000000 ] || fail "u: a write after utime left the old mtime"
 	[ "$(pcount opens_passthrough)" = 2 ] || fail "the opens were not passthrough"
 	echo "PASS: times on passthrough files as on a local file system"
+}
+
+case_create() {
+	local n=50 i lx cg
+	pt_mount "$NOPT"
+	for i in $(seq 8); do echo warm >"m/w$i"; done # every worker reads its capabilities
+	cfs_strace trace flistxattr,capget
+	for i in $(seq "$n"); do echo "file $i" >"m/f$i"; done
+	cfs_strace_stop
+	for i in $(seq "$n"); do
+		[ "$(cat "src/f$i")" = "file $i" ] || fail "src/f$i: not what was written"
+	done
+	lx=$(grep -c 'flistxattr(' trace) cg=$(grep -c 'capget(' trace)
+	echo "$n files created: $lx flistxattr, $cg capget"
+	[ "$lx" = 0 ] || fail "$lx flistxattr for $n new files"
+	[ "$cg" -le 8 ] || fail "$cg capget for $n passthrough opens: one per open"
+	[ "$(pcount opens_passthrough)" -ge "$n" ] || fail "the creates were not passthrough"
+	echo "PASS: creates read no attributes and no capabilities per open"
 }
 
 case_watch() {
