@@ -2,9 +2,11 @@
 /*
  * test_backend.c - uring/ backend contract, run once per backend
  * (argv[1] = "uring" or "sync"): full reads and writes, EOF, vectors,
- * batches in one system call, fsync, fallocate, errors, and statistics
- * that survive thread exit.
+ * batches in one system call, fsync, fallocate, errors, statistics that
+ * survive thread exit, and single writes and syncs made without io_uring's
+ * worker threads.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -180,6 +182,65 @@ static void test_threads_counted(void)
 	CU_ASSERT_EQUAL(after.writes - before.writes, 400);
 }
 
+/* io_uring's io-wq worker threads serving the calling thread: "iou-wrk-TID" */
+static int iowq_workers(void)
+{
+	char want[32], comm[32], p[300];
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	snprintf(want, sizeof(want), "iou-wrk-%d\n", (int)gettid());
+	while ((e = readdir(d))) {
+		FILE *f;
+
+		snprintf(p, sizeof(p), "/proc/self/task/%s/comm", e->d_name);
+		if (!(f = fopen(p, "r")))
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, want))
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+static void *single_ops(void *arg)
+{
+	int *workers = arg;
+	char w[4096];
+	int i;
+
+	fill(w, sizeof(w), 5);
+	for (i = 0; i < 20; i++) {
+		if (backend_pwrite(fd, w, sizeof(w), i * 4096) != (ssize_t)sizeof(w) ||
+		    backend_fsync(fd, true) || backend_fallocate(fd, 0, 0, 8192))
+			return (void *)1;
+	}
+	*workers = iowq_workers();
+	backend_thread_release();
+	return NULL;
+}
+
+/*
+ * A write, fdatasync or fallocate alone is the plain system call: io_uring
+ * always hands fsync and fallocate (and buffered writes on ext4) to an io-wq
+ * worker, whose wake-up a single op pays for nothing (backend_uring.c).
+ */
+static void test_single_ops_inline(void)
+{
+	int workers = -1;
+	void *ret = NULL;
+	pthread_t t;
+
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, single_ops, &workers), 0);
+	CU_ASSERT_EQUAL(pthread_join(t, &ret), 0);
+	CU_ASSERT_PTR_NULL(ret);
+	CU_ASSERT_EQUAL(workers, 0);
+}
+
 static void test_names(void)
 {
 	enum backend_kind k;
@@ -215,6 +276,7 @@ int main(int argc, char **argv)
 	CU_add_test(s, "fsync and fallocate", test_sync_and_fallocate);
 	CU_add_test(s, "errors are -errno", test_errors);
 	CU_add_test(s, "statistics survive thread exit", test_threads_counted);
+	CU_add_test(s, "single writes and syncs without io-wq", test_single_ops_inline);
 	CU_add_test(s, "names", test_names);
 	return cunit_run();
 }
