@@ -35,6 +35,14 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 		 * started before INIT, reads it too */
 		__atomic_store_n(&accelfs.opts.writeback, false, __ATOMIC_RELAXED);
 	}
+	/* deferred_write=auto: the writeback cache already gathers small writes
+	 * into pages and sends them in large WRITEs, so deferring them again
+	 * would only cost every close a FLUSH round trip (docs/tuning.md).
+	 * Kept where writes reach us as made, and under sync=relaxed, which
+	 * asks for write-back within flush_interval. Settled before any open. */
+	if (accelfs.opts.deferred_mode == DEFERRED_AUTO && wb && !accelfs.passthrough &&
+	    !accelfs.opts.sync_relaxed)
+		__atomic_store_n(&accelfs.opts.deferred_write, false, __ATOMIC_RELAXED);
 	/* POSIX ACLs: the kernel enforces them (with default_permissions), caches
 	 * them, and refreshes attributes after an ACL changes the mode. */
 	if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK)) {
@@ -72,9 +80,11 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	conn->time_gran = 1;
 	log_msg(LOG_INFO,
 		"mounted %s: requests through %s, backend %s, writeback cache %s, "
-		"passthrough %s, kernel_cache %s",
+		"deferred write %s, passthrough %s, kernel_cache %s",
 		accelfs.source_real, transport_describe(conn), backend_kind_name(backend_active()),
-		accelfs.opts.writeback ? "on" : "off", accelfs.passthrough ? "on" : "off",
+		accelfs.opts.writeback ? "on" : "off",
+		accelfs.opts.deferred_write && accelfs.opts.cache ? "on" : "off",
+		accelfs.passthrough ? "on" : "off",
 		accelfs.opts.kernel_cache == KERNEL_CACHE_AUTO	   ? "auto"
 		: accelfs.opts.kernel_cache == KERNEL_CACHE_ALWAYS ? "always"
 								   : "never");

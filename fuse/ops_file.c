@@ -3,10 +3,13 @@
  * ops_file.c - open files: open/create/release, data I/O through the
  * backend, fsync, fallocate, copy_file_range and lseek.
  *
- * There is no flush handler: the kernel then stops sending FLUSH at close
- * (one round trip per close saved) but still writes a file's dirty pages
- * through us before close() returns. Locks are the kernel's (ops.c), so
- * there is nothing else a flush would have to do.
+ * FLUSH is handled only with deferred write (accel_flush), and a handle that
+ * defers nothing opts out of it (FOPEN_NOFLUSH, handle_new; the kernel
+ * ignores that under the writeback cache, where deferred_write=auto is off).
+ * Without a flush handler the kernel stops sending FLUSH at close (one round
+ * trip per close saved) but still writes a file's dirty pages through us
+ * before close() returns. Locks are the kernel's (ops.c), so there is nothing
+ * else a flush would have to do.
  *
  * Kernel page cache policy (kernel_cache=auto): the kernel keeps its cached
  * pages across an open only if the backing file is exactly as we last saw
@@ -228,6 +231,11 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 		__atomic_store_n(&n->times_pending, false, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&n->lock);
 	cache_io_open(of, st, read ? &t : NULL);
+	/* A handle that defers nothing has nothing to put on SOURCE at close:
+	 * FOPEN_NOFLUSH spares that close its FLUSH round trip (readers, and
+	 * every passthrough handle). The kernel ignores it under the writeback
+	 * cache, where a close must send the file's dirty pages first. */
+	fi->noflush = !of->defer || of->passthrough;
 	fi->fh = (uintptr_t)of;
 	return 0;
 }
@@ -377,7 +385,9 @@ static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 /*
  * close(2) of a handle: deferred bytes reach SOURCE now (close-to-open), and
  * a failure of any earlier flush is the close's error. Registered only with
- * deferred_write, since it costs every close a round trip.
+ * deferred_write on or auto, since it costs every close a round trip; where
+ * INIT settled auto as off (ops.c), the first close answers ENOSYS, and the
+ * kernel sends no FLUSH again.
  */
 static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
@@ -385,6 +395,8 @@ static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 
 	(void)ino;
 	times_apply(fh_of(fi)); /* before close returns, not at the async release */
+	if (!ret && !__atomic_load_n(&accelfs.opts.deferred_write, __ATOMIC_RELAXED))
+		ret = -ENOSYS;
 	fuse_reply_err(req, -ret);
 }
 

@@ -289,6 +289,21 @@ int opts_parse_pool(struct accelfs_opts *o, const char *key, const char *val)
 	return 0;
 }
 
+/* auto, or on and off in every spelling of a boolean option (older fstab lines) */
+int opts_parse_deferred(struct accelfs_opts *o, const char *key, const char *val)
+{
+	bool on;
+
+	if (!strcmp(val, "auto"))
+		o->deferred_mode = DEFERRED_AUTO;
+	else if (!opts_parse_bool(val, &on))
+		o->deferred_mode = on ? DEFERRED_ON : DEFERRED_OFF;
+	else
+		return opts_bad_value(key, val, -EINVAL, "auto, on or off");
+	o->deferred_write = o->deferred_mode != DEFERRED_OFF;
+	return 0;
+}
+
 int opts_parse_pool_mode(struct accelfs_opts *o, const char *key, const char *val)
 {
 	char *end;

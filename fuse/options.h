@@ -34,6 +34,12 @@ enum watch_mode {
 	WATCH_OFF,	/* no watcher: changes in SOURCE show after the timeouts */
 };
 
+enum deferred_mode {
+	DEFERRED_AUTO, /* on, unless the writeback cache gathers the writes (ops.c) */
+	DEFERRED_ON,
+	DEFERRED_OFF,
+};
+
 enum passthrough_mode {
 	PASSTHROUGH_AUTO,   /* files that need nothing from the daemon, on writeback=off
 			     * mounts with the page cache (fuse/passthrough.c) */
@@ -85,7 +91,10 @@ struct accelfs_opts {
 	double revalidate;	     /* seconds between checks of an open file; 0: at open only */
 
 	/* Deferred write and read-ahead (fuse/writeback.c, issue 4; docs/tuning.md). */
-	bool deferred_write;	/* small writes wait in dirty pool buffers */
+	enum deferred_mode deferred_mode; /* as given (auto, on, off) */
+	/* small writes wait in dirty pool buffers: on or auto until INIT, where
+	 * auto is settled by the writeback cache (ops.c), then fixed */
+	bool deferred_write;
 	double flush_interval;	/* seconds a deferred write may wait */
 	bool sync_relaxed;	/* fsync/O_SYNC mean "on SOURCE within flush_interval" */
 	uint64_t readahead_max; /* bytes the daemon prefetches ahead of a reader; 0: off */

@@ -141,10 +141,11 @@ const struct opt_def opt_table[] = {
 	  .help = "seconds between checks of an open file for changes\n"
 		  "made behind accelfs (0: at open only)" },
 	/* write-back and read-ahead */
-	{ "deferred_write", OPT_BOOL, O(deferred_write), .def = "on", .syntax = "on|off",
-	  .section = OPT_SEC_WRITEBACK,
+	{ "deferred_write", OPT_CUSTOM, 0, .parse = opts_parse_deferred, .def = "auto",
+	  .syntax = "auto|on|off", .section = OPT_SEC_WRITEBACK,
 	  .help = "keep small writes in dirty pool buffers and write\n"
-		  "them back as large I/Os" },
+		  "them back as large I/Os; auto: not under the\n"
+		  "writeback cache (unless sync=relaxed)" },
 	{ "flush_interval", OPT_SECONDS, O(flush_interval), .dmin = 0.01, .dmax = 3600,
 	  .def = "1", .syntax = "S", .section = OPT_SEC_WRITEBACK,
 	  .help = "longest wait of a deferred write; also flushed at\nfsync and close" },

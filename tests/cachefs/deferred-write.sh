@@ -181,7 +181,7 @@ grep -q "sync=relaxed" "$ACCEL_LOG" || fail "relaxed open was not logged"
 # With the writeback cache the kernel's mtime of a file written and fsync'ed
 # is kept on the handle and set once at close; a program's own utime is not.
 mkdir mD
-accel_mount "$PWD/src" "$PWD/mD" -o "pool=$POOL,flush_interval=60"
+accel_mount "$PWD/src" "$PWD/mD" -o "pool=$POOL,flush_interval=60,deferred_write=on"
 python3 - mD/T src/T <<'PY' || fail "mtime: the kernel's time was not kept, or a utime was deferred"
 import os, sys, time
 m, s = sys.argv[1], sys.argv[2]

@@ -18,6 +18,10 @@
 #               thread of the daemon $ACCEL_PID into OUT, returning once
 #               strace is attached to all of them (exit 77 without strace);
 # cfs_strace_stop  stops that trace and waits for it.
+# cfs_wait_init  waits for the daemon's "mounted" log line: INIT is answered
+#               after mount(2) returns, and the line says what it settled;
+# cfs_pt_mount OPTIONS  mounts src on m with OPTIONS, which ask for kernel
+#               passthrough, and skips (77) unless the daemon got it.
 #
 # Environment (set by meson): ACCELFS, POOLSTAT, CFSIO, and FSX/CONC for fsx-cache.
 
@@ -102,6 +106,22 @@ cfs_traced() {
 cfs_strace_stop() {
 	kill -INT "$CFS_STRACE"
 	wait "$CFS_STRACE" 2>/dev/null
+}
+
+cfs_wait_init() {
+	for _ in $(seq 100); do
+		grep -q "mounted" "$ACCEL_LOG" && return
+		sleep 0.05
+	done
+}
+
+cfs_pt_mount() {
+	"$ACCELFS" --version | grep -q -- '+passthrough' ||
+		skip "built without passthrough: $("$ACCELFS" --version)"
+	accel_mount "$PWD/src" "$PWD/m" -o "$1"
+	cfs_wait_init
+	grep -q "passthrough on" "$ACCEL_LOG" ||
+		skip "the kernel does not offer passthrough: $(grep mounted "$ACCEL_LOG")"
 }
 
 cfs_kill9() {

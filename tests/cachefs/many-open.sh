@@ -15,7 +15,7 @@ cfs_init
 cfs_pool many
 command -v python3 >/dev/null || skip "python3 is needed to hold 3,000 files open"
 mkdir m
-accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,global_cache=64M,flush_interval=60" "$@"
+accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,global_cache=64M,flush_interval=60,deferred_write=on" "$@"
 python3 - m src <<'PY' || fail "writes or closes failed with more open files than slots"
 import os, resource, sys
 mnt, src = sys.argv[1], sys.argv[2]

@@ -43,23 +43,12 @@ NOPT="writeback=off,deferred_write=off,pool=$POOL"
 # pcount KEY: a pool-wide counter
 pcount() { pstat "$1"; }
 
-# pt_mount OPTIONS: mount, and skip if the kernel gave no passthrough.
-pt_mount() {
-	accel_mount "$PWD/src" "$PWD/m" -o "$1"
-	for _ in $(seq 100); do # INIT is answered after mount(2) returns
-		grep -q "mounted" "$ACCEL_LOG" && break
-		sleep 0.05
-	done
-	grep -q "passthrough on" "$ACCEL_LOG" ||
-		skip "the kernel does not offer passthrough: $(grep mounted "$ACCEL_LOG")"
-}
-
 # wchar: bytes the daemon has written (to /dev/fuse: the replies).
 wchar() { awk '/^wchar:/ { print $2 }' "/proc/$ACCEL_PID/io"; }
 
 case_bypass() {
 	head -c $((16 << 20)) /dev/urandom >src/r
-	pt_mount "$NOPT"
+	cfs_pt_mount "$NOPT"
 	local w0 sum
 	w0=$(wchar)
 	sum=$(md5sum <m/r) || fail "read m/r"
@@ -87,7 +76,7 @@ assert c["opens_passthrough"] >= 2 and c["passthrough_fallbacks"] == 0, c' ||
 
 case_mmap() {
 	head -c $((4 << 20)) /dev/urandom >src/f
-	pt_mount "$NOPT"
+	cfs_pt_mount "$NOPT"
 	python3 - m/f <<'EOF' || fail "mmap through the mount"
 import mmap, os, sys
 fd = os.open(sys.argv[1], os.O_RDWR)
@@ -119,7 +108,7 @@ case_mixed() {
 	: >src/P
 	: >src/D
 	"$ACCEL" set -q src/D --deferred-write=on || skip "SOURCE has no user extended attributes"
-	pt_mount "$NOPT"
+	cfs_pt_mount "$NOPT"
 	"$ACCEL" show m/D | grep -q "no under passthrough=auto (deferred_write" ||
 		fail "accel show D: $("$ACCEL" show m/D)"
 	small_writes m/P && small_writes m/D || fail "small writes"
@@ -139,7 +128,7 @@ case_inode() {
 	: >src/A
 	: >src/B
 	"$ACCEL" set -q src/B --passthrough=never || skip "SOURCE has no user extended attributes"
-	pt_mount "$NOPT"
+	cfs_pt_mount "$NOPT"
 	exec 5<>m/A # passthrough
 	"$ACCEL" set -q src/A --passthrough=never || fail "accel set A"
 	echo one >m/A || fail "a second open of A, now passthrough=never, failed (EIO: modes mixed)"
@@ -171,7 +160,7 @@ case_nocap() {
 
 case_nocap_ns() {
 	head -c $((1 << 20)) /dev/urandom >src/f
-	pt_mount "$NOPT"
+	cfs_pt_mount "$NOPT"
 	grep -q "lacks CAP_SYS_ADMIN" "$ACCEL_LOG" || fail "no warning: $(cat "$ACCEL_LOG")"
 	[ "$(md5sum <m/f)" = "$(md5sum <src/f)" ] || fail "read m/f"
 	{ echo appended >>m/f && echo new >m/g; } || fail "writes"
@@ -188,7 +177,7 @@ case_nocap_ns() {
 # them (tar: write, futimens, close), moved by a later write as on a local
 # file system (the daemon's re-application of kept times must not undo it).
 case_times() {
-	pt_mount "$NOPT"
+	cfs_pt_mount "$NOPT"
 	python3 - m/t m/u <<'EOF' || fail "times through the mount"
 import os, sys
 for path, more in ((sys.argv[1], False), (sys.argv[2], True)):
@@ -208,7 +197,7 @@ EOF
 
 case_create() {
 	local n=50 i lx cg
-	pt_mount "$NOPT"
+	cfs_pt_mount "$NOPT"
 	for i in $(seq 8); do echo warm >"m/w$i"; done # every worker reads its capabilities
 	cfs_strace trace flistxattr,capget
 	for i in $(seq "$n"); do echo "file $i" >"m/f$i"; done
@@ -226,7 +215,7 @@ case_create() {
 
 case_watch() {
 	local i0 i1
-	pt_mount "$NOPT,watch=auto"
+	cfs_pt_mount "$NOPT,watch=auto"
 	watch_require "$PWD/m"
 	sleep 0.3 # counters are published at most every 200 ms
 	i0=$(wcount "$PWD/m" watch_invalidations)
@@ -261,7 +250,7 @@ PY
 
 case_fsx() {
 	[ -x "${FSX:-}" ] || fail "FSX is not set"
-	pt_mount "passthrough=always,pool=$POOL"
+	cfs_pt_mount "passthrough=always,pool=$POOL"
 	"$FSX" -N "${FSX_OPS:-3000}" ${FSX_SEED:+-S "$FSX_SEED"} "$PWD/m" ||
 		fail "fsx failed (seed above; replay with FSX_SEED=N)"
 	[ "$(pcount opens_passthrough)" -gt 0 ] || fail "fsx's opens were not passthrough"

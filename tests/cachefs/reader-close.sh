@@ -12,7 +12,7 @@ cfs_init
 cfs_pool rdclose
 command -v python3 >/dev/null || skip "python3 is needed to drive the reader and writer"
 mkdir m
-accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,flush_interval=60" "$@"
+accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,flush_interval=60,deferred_write=on" "$@"
 python3 - m/F src/F <<'PY' || fail "a reader's close or fsync failed, or data is missing"
 import os, sys
 path, src = sys.argv[1], sys.argv[2]

@@ -3,8 +3,8 @@
  * test_backend.c - uring/ backend contract, run once per backend
  * (argv[1] = "uring" or "sync"): full reads and writes, EOF, vectors,
  * batches in one system call, fsync, fallocate, errors, statistics that
- * survive thread exit, and single writes and syncs made without io_uring's
- * worker threads.
+ * survive thread exit, and single writes, syncs and fallocates made without
+ * io_uring's worker threads.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -226,8 +226,8 @@ static void *single_ops(void *arg)
 
 /*
  * A write, fdatasync or fallocate alone is the plain system call: io_uring
- * always hands fsync and fallocate (and buffered writes on ext4) to an io-wq
- * worker, whose wake-up a single op pays for nothing (backend_uring.c).
+ * always hands fsync and fallocate (and a buffered write on ext4) to an
+ * io-wq worker, whose wake-up a single op pays for nothing (backend_uring.c).
  */
 static void test_single_ops_inline(void)
 {

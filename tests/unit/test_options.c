@@ -172,14 +172,22 @@ static void test_writeback_options(void)
 	const char *big_interval[] = { "/s", "/m", "-o", "flush_interval=3601", NULL };
 	const char *bad_ra[] = { "/s", "/m", "-o", "readahead_max=2G", NULL };
 	const char *bad_dw[] = { "/s", "/m", "-o", "deferred_write=sometimes", NULL };
+	const char *dw_on[] = { "/s", "/m", "-o", "deferred_write=yes", NULL };
 
+	/* auto: on until INIT settles it against the writeback cache (fuse/ops.c) */
 	CU_ASSERT_EQUAL_FATAL(parse(&o, defaults), 0);
+	CU_ASSERT_EQUAL(o.deferred_mode, DEFERRED_AUTO);
 	CU_ASSERT_TRUE(o.deferred_write);
 	CU_ASSERT_DOUBLE_EQUAL(o.flush_interval, 1.0, 1e-9);
 	CU_ASSERT_FALSE(o.sync_relaxed);
 	CU_ASSERT_EQUAL(o.readahead_max, 1U << 20);
 	opts_free(&o);
+	CU_ASSERT_EQUAL_FATAL(parse(&o, dw_on), 0); /* every boolean spelling, as before auto */
+	CU_ASSERT_EQUAL(o.deferred_mode, DEFERRED_ON);
+	CU_ASSERT_TRUE(o.deferred_write);
+	opts_free(&o);
 	CU_ASSERT_EQUAL_FATAL(parse(&o, set), 0);
+	CU_ASSERT_EQUAL(o.deferred_mode, DEFERRED_OFF);
 	CU_ASSERT_FALSE(o.deferred_write);
 	CU_ASSERT_DOUBLE_EQUAL(o.flush_interval, 0.25, 1e-9);
 	CU_ASSERT_TRUE(o.sync_relaxed);
