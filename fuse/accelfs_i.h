@@ -205,6 +205,8 @@ static inline double opt_attr_timeout(void)
 }
 
 bool stamp_equal(const struct inode *n, const struct stat *st);
+/* ... in size or mtime: the data changed (our own metadata changes move ctime) */
+bool stamp_data_differs(const struct inode *n, const struct stat *st);
 void stamp_set(struct inode *n, const struct stat *st);
 /* Remember whether @st's mode has set-ID bits an unprivileged write clears. */
 void inode_note_mode(struct inode *n, const struct stat *st);

@@ -591,6 +591,13 @@ bool stamp_equal(const struct inode *n, const struct stat *st)
 	       n->stamp_ctime.tv_nsec == st->st_ctim.tv_nsec;
 }
 
+bool stamp_data_differs(const struct inode *n, const struct stat *st)
+{
+	return n->stamp_valid &&
+	       (n->stamp_size != st->st_size || n->stamp_mtime.tv_sec != st->st_mtim.tv_sec ||
+		n->stamp_mtime.tv_nsec != st->st_mtim.tv_nsec);
+}
+
 void stamp_set(struct inode *n, const struct stat *st)
 {
 	n->stamp_valid = true;
@@ -665,11 +672,9 @@ static bool must_retire(struct inode *n, const struct stat *st)
 	 * But any change the watcher saw made outside (watch_inval.c): the
 	 * kernel would keep its ctime (and times) otherwise. */
 	pthread_mutex_lock(&n->lock);
-	retire = n->opens == 0 &&
-		 ((n->stamp_valid &&
-		   (n->stamp_size != st->st_size || n->stamp_mtime.tv_sec != st->st_mtim.tv_sec ||
-		    n->stamp_mtime.tv_nsec != st->st_mtim.tv_nsec)) ||
-		  __atomic_exchange_n(&n->changed_outside, false, __ATOMIC_RELAXED));
+	retire =
+	    n->opens == 0 && (stamp_data_differs(n, st) ||
+			      __atomic_exchange_n(&n->changed_outside, false, __ATOMIC_RELAXED));
 	pthread_mutex_unlock(&n->lock);
 	return retire;
 }
