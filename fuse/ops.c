@@ -27,7 +27,8 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 		  (conn->capable & FUSE_CAP_WRITEBACK_CACHE);
 
 	passthrough_init(conn, wb);
-	if (wb && !accelfs.passthrough)
+	wb = wb && !accelfs.passthrough; /* the kernel's writeback cache, from here on */
+	if (wb)
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	else {
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
@@ -40,8 +41,7 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	 * would only cost every close a FLUSH round trip (docs/tuning.md).
 	 * Kept where writes reach us as made, and under sync=relaxed, which
 	 * asks for write-back within flush_interval. Settled before any open. */
-	if (accelfs.opts.deferred_mode == DEFERRED_AUTO && wb && !accelfs.passthrough &&
-	    !accelfs.opts.sync_relaxed)
+	if (accelfs.opts.deferred_mode == DEFERRED_AUTO && wb && !accelfs.opts.sync_relaxed)
 		__atomic_store_n(&accelfs.opts.deferred_write, false, __ATOMIC_RELAXED);
 	/* POSIX ACLs: the kernel enforces them (with default_permissions), caches
 	 * them, and refreshes attributes after an ACL changes the mode. */

@@ -38,6 +38,13 @@ void entry_fill_timeouts(struct fuse_entry_param *e)
 	e->entry_timeout = opt_entry_timeout();
 }
 
+/* @e names node @n, held for the kernel */
+static void entry_set(struct fuse_entry_param *e, struct inode *n)
+{
+	e->ino = n == &accelfs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+	entry_fill_timeouts(e);
+}
+
 /* Take the node of O_PATH descriptor @fd, whose state is in @e->attr; consumes @fd. */
 static int entry_ref(int fd, struct fuse_entry_param *e)
 {
@@ -47,8 +54,7 @@ static int entry_ref(int fd, struct fuse_entry_param *e)
 	n = inode_ref(fd, &e->attr, &err);
 	if (!n)
 		return -err;
-	e->ino = n == &accelfs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
-	entry_fill_timeouts(e);
+	entry_set(e, n);
 	return 0;
 }
 
@@ -76,8 +82,7 @@ int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e
 
 		if (n) {
 			inode_fd_put(p, pfd);
-			e->ino = n == &accelfs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
-			entry_fill_timeouts(e);
+			entry_set(e, n);
 			watch_entry(p, n, e);
 			return 0;
 		}
