@@ -5,7 +5,8 @@
 # through accelfs are accepted (they wait in the pool); close() returns
 # ENOSPC, the daemon logs it and counts flush_errors. Then, with space freed:
 # fsync reports an earlier failure once, and data written after it reaches
-# SOURCE intact.
+# SOURCE intact. Part 2: the same at the close of a file that asks for
+# deferral (accel set) on the default mount, which defers nothing itself.
 set -u
 . "$(dirname "$0")/lib.sh"
 cfs_init
@@ -76,4 +77,41 @@ import sys
 want = b"".join(b"%0119d\n" % i for i in range(1700))
 assert open(sys.argv[1], "rb").read() == want
 PY
+accel_umount "$PWD/m"
+
+# The default mount under the writeback cache defers nothing
+# (deferred_write=auto) and answers the connection's first clean FLUSH
+# ENOSYS; a file whose attribute asks for deferral still defers, and its
+# failed write-back must still reach close, not be taken for that answer.
+accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,flush_interval=60"
+cfs_wait_init
+grep -q "writeback cache on.*deferred write off" "$ACCEL_LOG" || {
+	echo "SKIP (part 2): no writeback cache with deferral off here: $(grep mounted "$ACCEL_LOG")"
+	echo "PASS: ENOSPC of a deferred flush reported at close, logged, counted; nothing else lost"
+	exit 0
+}
+avail=$(($(stat -f -c '%a' src) * 4096))
+fallocate -l $((avail - 65536)) src/filler || fail "fallocate filler"
+: >src/T
+"$ACCEL" set -q src/T --deferred-write=on || fail "accel set --deferred-write=on src/T"
+sync
+pstat >p2
+# one 4 KiB page every 64 KiB: the kernel sends each as its own small
+# WRITE, which the daemon defers; 64 of them do not fit in 64 KiB
+python3 - m/T <<'PY' || fail "ENOSPC was not reported at close under deferred_write=auto"
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+for i in range(64):
+    assert os.pwrite(fd, b"%04095d\n" % i, i * 65536) == 4096
+try:
+    os.close(fd)
+except OSError as e:
+    assert e.errno == errno.ENOSPC, f"close failed with {e}, want ENOSPC"
+    print("close (writeback cache, auto): ENOSPC, as it must")
+    sys.exit(0)
+sys.exit("close succeeded although SOURCE had no room")
+PY
+pstat >p3
+[ "$(delta p2 p3 deferred_writes)" -ge 1 ] || fail "nothing was deferred: the case tests nothing"
+[ "$(delta p2 p3 flush_errors)" -ge 1 ] || fail "flush_errors was not counted under auto"
 echo "PASS: ENOSPC of a deferred flush reported at close, logged, counted; nothing else lost"
