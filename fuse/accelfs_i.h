@@ -79,7 +79,8 @@ struct inode {
 	int mount_fd;		 /* opens fh (a descriptor on its mount); immutable */
 	struct inode *fhnext;	 /* handle index chain (inode_fh.c); its index lock */
 	bool fh_indexed;	 /* in that index; its index lock */
-	bool changed_outside;	 /* atomic: the watcher saw it change in SOURCE (must_retire) */
+	bool changed_outside;	 /* atomic: the watcher, or an open (cache_policy), saw it change
+				  * in SOURCE: the next lookup retires it (must_retire) */
 	int watch_wd;		 /* inotify: > 0 watched, < 0 refused; watch_ino.c map_lock */
 	bool watch_short;	 /* atomic: given where no inotify watch covers it */
 	pthread_mutex_t fd_lock; /* protects fd (if fh), fd_pins, fd_ref, fd_idle */
