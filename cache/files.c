@@ -171,8 +171,24 @@ static int find_slot(struct pool *pool, uint64_t dev, uint64_t ino, uint32_t *sl
 	return 0;
 }
 
-/* Lock-free: the slot that was (dev, ino) a moment ago, or POOL_NONE; check idgen after. */
-uint32_t pool_files_peek(struct pool *pool, uint64_t dev, uint64_t ino)
+/*
+ * files_lock held: file chains are about to change (fchain_seq odd), or are
+ * consistent again (even). A holder that died with it odd leaves it odd until
+ * pool_files_repair, whose own end makes it even; readers only retry meanwhile.
+ */
+static void fchains_begin(struct pool *pool)
+{
+	STORE(&pool->hdr->fchain_seq, pool->hdr->fchain_seq | 1);
+	POOL_FENCE(__ATOMIC_RELEASE); /* the chain stores stay after it */
+}
+
+static void fchains_end(struct pool *pool)
+{
+	STORE_REL(&pool->hdr->fchain_seq, (pool->hdr->fchain_seq | 1) + 1);
+}
+
+/* Lock-free: where (dev, ino)'s chain leads to it, or POOL_NONE. */
+static uint32_t fchain_walk(struct pool *pool, uint64_t dev, uint64_t ino)
 {
 	uint32_t f = LOAD_ACQ(fchain_of(pool, dev, ino));
 
@@ -186,6 +202,41 @@ uint32_t pool_files_peek(struct pool *pool, uint64_t dev, uint64_t ino)
 	return POOL_NONE;
 }
 
+/*
+ * The slot that was (dev, ino) a moment ago, or POOL_NONE; the caller
+ * checks idgen after. Lock-free first: a hit needs no check (the slot says
+ * who it is), a miss counts only if no chain changed during the walk (a
+ * walker standing on a slot that moved to another chain falls off this
+ * one). After FCHAIN_TRIES walks that chain changes kept spoiling, the
+ * answer is found under files_lock, as a shard's reader does (I1); a
+ * holder stopped mid-change bounds that wait, and then it is "not found".
+ */
+#define FCHAIN_TRIES 8
+
+uint32_t pool_files_peek(struct pool *pool, uint64_t dev, uint64_t ino)
+{
+	uint32_t f;
+
+	for (int i = 0; i < FCHAIN_TRIES; i++) {
+		uint32_t seq = LOAD_ACQ(&pool->hdr->fchain_seq);
+
+		if (seq & 1)
+			continue;
+		f = fchain_walk(pool, dev, ino);
+		if (f != POOL_NONE)
+			return f;
+		POOL_FENCE(__ATOMIC_ACQUIRE); /* the walk's loads before the check */
+		if (LOAD(&pool->hdr->fchain_seq) == seq)
+			return POOL_NONE;
+	}
+	if (pool->readonly || pool_files_lock(pool))
+		return POOL_NONE;
+	if (find_slot(pool, dev, ino, &f))
+		f = POOL_NONE;
+	pool_files_unlock(pool);
+	return f;
+}
+
 static void fchain_unlink(struct pool *pool, uint32_t slot)
 {
 	struct pool_fslot *fs = &pool->files[slot];
@@ -194,7 +245,7 @@ static void fchain_unlink(struct pool *pool, uint32_t slot)
 	for (uint32_t steps = 0; *pp != POOL_NONE && *pp < pool->nfiles && steps < pool->nfiles;
 	     steps++) {
 		if (*pp == slot) {
-			*pp = fs->fnext;
+			STORE_REL(pp, fs->fnext); /* pool_files_peek reads chains lock-free */
 			return;
 		}
 		pp = &pool->files[*pp].fnext;
@@ -210,7 +261,9 @@ void pool_files_repair(struct pool *pool)
 {
 	struct pool_header *h = pool->hdr;
 
-	memset(pool->fchains, 0xff, (size_t)pool->nfchains * sizeof(uint32_t));
+	fchains_begin(pool);
+	for (uint32_t c = 0; c < pool->nfchains; c++)
+		STORE(&pool->fchains[c], POOL_NONE); /* atomic: pool_files_peek may be walking */
 	h->reserved = 0;
 	h->files_used = 0;
 	for (uint32_t f = 0; f < pool->nfiles; f++) {
@@ -231,9 +284,10 @@ void pool_files_repair(struct pool *pool)
 		h->reserved += fs->reserve;
 		h->files_used++;
 		chain = fchain_of(pool, fs->dev, fs->ino);
-		fs->fnext = *chain;
-		*chain = f;
+		STORE(&fs->fnext, *chain);
+		STORE_REL(chain, f);
 	}
+	fchains_end(pool);
 	if (h->reserved > pool->nbufs - pool->nbufs / 8)
 		for (uint32_t f = 0; f < pool->nfiles; f++)
 			STORE(&pool->files[f].reserve, 0);
@@ -329,6 +383,7 @@ static bool claim_slot(struct pool *pool, uint32_t f, const struct pool_file_id 
 		STORE_REL(&fs->idgen, fs->idgen & ~1U); /* nothing changed: same generation */
 		return false;
 	}
+	fchains_begin(pool); /* until the slot is on its new chain */
 	if (fs->state == POOL_FSLOT_USED) {
 		fchain_unlink(pool, f);
 		pool->hdr->reserved -= fs->reserve;
@@ -350,8 +405,9 @@ static bool claim_slot(struct pool *pool, uint32_t f, const struct pool_file_id 
 	STORE(&fs->state, POOL_FSLOT_USED);
 	pool->hdr->files_used++;
 	chain = fchain_of(pool, id->dev, id->ino);
-	fs->fnext = *chain;
-	*chain = f;
+	STORE(&fs->fnext, *chain);
+	STORE_REL(chain, f); /* after the slot's identity: pool_files_peek reads it lock-free */
+	fchains_end(pool);
 	STORE_REL(&fs->idgen, fs->idgen + 1);
 	return true;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pool_layout.h - the shared-memory layout of a global buffer pool, version 5.
+ * pool_layout.h - the shared-memory layout of a global buffer pool, version 6.
  *
  * This is the contract between every process that maps a pool: accelfs
  * daemons (read-write) and the monitor and tools (read-only). Everything here
@@ -161,8 +161,8 @@
 
 #define POOL_MAGIC 0x31424c4643434158ULL /* "XACCFLB1" little-endian */
 #define POOL_LAYOUT_VERSION                                                  \
-	5U /* 4: lock_timeouts; 5: file handle in the slot, dirty_recovered, \
-	    * passthrough counters */
+	6U /* 4: lock_timeouts; 5: file handle in the slot, dirty_recovered, \
+	    * passthrough counters; 6: fchain_seq */
 #define POOL_ENDIAN_TAG 0x01020304U
 #define POOL_NONE UINT32_MAX		  /* "no index" in chains and descriptors */
 #define POOL_PATH_LEN 64		  /* bytes of path kept per file, NUL included */
@@ -242,13 +242,14 @@ struct pool_header {
 	uint8_t pad1[40];
 
 	/* Mutable. */
-	union pool_mutex files_lock; /* protects the file table, fchains, reserved */
+	union pool_mutex files_lock; /* file table, fchains (atomic stores), reserved */
 	uint32_t recount_pending;    /* atomic: residency counts need pool_shard_recount() */
 	uint32_t reserved;	     /* files_lock: sum of quotas of used slots */
 	uint32_t files_used;	     /* files_lock: slots in state USED */
 	uint32_t file_hint;	     /* files_lock: where the next free-slot scan starts */
 	uint64_t tick;		     /* files_lock: logical clock for slot LRU */
-	uint8_t pad2[40];
+	uint32_t fchain_seq;	     /* files_lock + atomic: odd while file chains change */
+	uint8_t pad2[36];
 };
 
 struct pool_shard {
@@ -278,7 +279,7 @@ struct pool_fslot {
 	uint32_t opens;		     /* files_lock: handles open ("active streams") */
 	uint32_t quota;		     /* files_lock: buffers reserved, POOL_QUOTA_ALL */
 	uint32_t reserve;	     /* files_lock: what quota adds to header.reserved */
-	uint32_t fnext;		     /* files_lock: next slot in the file hash chain */
+	uint32_t fnext;		     /* files_lock + atomic: next slot in the file hash chain */
 	uint64_t c[POOL_C_FILE_MAX]; /* atomic counters */
 	uint64_t wlease;	     /* atomic, I5: CLOCK_REALTIME ns until which writes are busy */
 	uint64_t dirty;		     /* atomic CAS, I8: bumper pid << 32 | dirty buffers */

@@ -5,10 +5,11 @@
  * writes, truncation, invalidation), slot reuse, segment mode and limits,
  * refusal of foreign, old or corrupt pools without crashing, read-only
  * attachment for the monitor, metadata overhead, and two processes sharing
- * data through one pool.
+ * data through one pool, and the lock-free file lookup while slots move.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/mman.h>
@@ -16,6 +17,7 @@
 #include <sys/wait.h>
 
 #include "cache_test.h"
+#include "pool_i.h"
 
 #define BS 4096U
 
@@ -498,6 +500,72 @@ static void test_two_processes(void)
 	pool_close(pool);
 }
 
+struct churn {
+	struct pool *pool;
+	bool stop;
+	uint64_t rounds;
+};
+
+/* Opens and closes files 1000..1006 in turn: with 4 slots, one held, each open takes a slot. */
+static void *churner(void *arg)
+{
+	struct churn *c = arg;
+
+	for (uint64_t i = 0; !__atomic_load_n(&c->stop, __ATOMIC_RELAXED); i++) {
+		struct pool_file_id id = ct_id(1000 + i % 7, BS);
+		struct pool_file *pf;
+
+		if (pool_file_get(c->pool, &id, "churn", 0, &pf) == 0)
+			pool_file_put(pf);
+		__atomic_store_n(&c->rounds, i + 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/*
+ * pool_files_peek (stat's question "does this file have deferred bytes?")
+ * walks the file chains without files_lock while other files' slots move
+ * from chain to chain. A file that stays open keeps its slot, so every peek
+ * must find it: a walker standing on a slot that moved away used to fall
+ * off its chain and answer "not in the pool" (and the chain stores were
+ * plain, a data race for TSan).
+ */
+static void test_peek_while_slots_move(void)
+{
+	char err[256];
+	const char *name = ct_name("peek");
+	struct pool_config cfg = { .name = name,
+				   .bucket_size = BS,
+				   .nbufs = 64,
+				   .max_files = 4,
+				   .err = err,
+				   .errlen = sizeof(err) };
+	struct pool_file_id x = ct_id(999, BS);
+	struct churn c = { 0 };
+	struct pool_file *px;
+	uint32_t slot, gen;
+	uint64_t misses = 0, peeks = 0;
+	pthread_t t;
+
+	CU_ASSERT_FATAL(pool_open(&cfg, &c.pool) == 0);
+	CU_ASSERT_FATAL(pool_file_get(c.pool, &x, "x", 0, &px) == 0);
+	pool_stats_fslot(px, &slot, &gen);
+	CU_ASSERT_FATAL(pthread_create(&t, NULL, churner, &c) == 0);
+	/* 1,000,000 peeks, and on until the churner has moved slots 100,000 times; bounded */
+	for (; peeks < 1000000 ||
+	       (__atomic_load_n(&c.rounds, __ATOMIC_RELAXED) < 100000 && peeks < 200000000);
+	     peeks++)
+		misses += pool_files_peek(c.pool, x.dev, x.ino) != slot;
+	__atomic_store_n(&c.stop, true, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	printf("\n    %lu peeks, %lu misses, %lu opens elsewhere ", (unsigned long)peeks,
+	       (unsigned long)misses, (unsigned long)c.rounds);
+	CU_ASSERT_EQUAL(misses, 0);
+	CU_ASSERT(c.rounds >= 100000);
+	pool_file_put(px);
+	pool_close(c.pool);
+}
+
 int main(void)
 {
 	CU_pSuite s = ct_suite("pool");
@@ -516,5 +584,6 @@ int main(void)
 	CU_add_test(s, "read-only attach, statistics", test_readonly_and_stats);
 	CU_add_test(s, "metadata overhead <= 2 %", test_overhead);
 	CU_add_test(s, "two processes share data", test_two_processes);
+	CU_add_test(s, "file lookup without the lock while slots move", test_peek_while_slots_move);
 	return ct_run();
 }
