@@ -264,8 +264,9 @@ void pool_files_repair(struct pool *pool)
 	fchains_begin(pool);
 	for (uint32_t c = 0; c < pool->nfchains; c++)
 		STORE(&pool->fchains[c], POOL_NONE); /* atomic: pool_files_peek may be walking */
-	h->reserved = 0;
-	h->files_used = 0;
+	/* pool_info() reads these two lock-free */
+	STORE(&h->reserved, 0);
+	STORE(&h->files_used, 0);
 	for (uint32_t f = 0; f < pool->nfiles; f++) {
 		struct pool_fslot *fs = &pool->files[f];
 		uint32_t *chain;
@@ -281,8 +282,8 @@ void pool_files_repair(struct pool *pool)
 		}
 		if (fs->reserve > pool->nbufs - pool->nbufs / 8)
 			STORE(&fs->reserve, 0);
-		h->reserved += fs->reserve;
-		h->files_used++;
+		STORE(&h->reserved, h->reserved + fs->reserve);
+		STORE(&h->files_used, h->files_used + 1);
 		chain = fchain_of(pool, fs->dev, fs->ino);
 		STORE(&fs->fnext, *chain);
 		STORE_REL(chain, f);
@@ -386,12 +387,12 @@ static bool claim_slot(struct pool *pool, uint32_t f, const struct pool_file_id 
 	fchains_begin(pool); /* until the slot is on its new chain */
 	if (fs->state == POOL_FSLOT_USED) {
 		fchain_unlink(pool, f);
-		pool->hdr->reserved -= fs->reserve;
-		pool->hdr->files_used--;
+		STORE(&pool->hdr->reserved, pool->hdr->reserved - fs->reserve);
+		STORE(&pool->hdr->files_used, pool->hdr->files_used - 1);
 	}
 	STORE(&fs->dev, id->dev);
 	STORE(&fs->ino, id->ino);
-	fs->validator = pool_file_validator(id);
+	STORE(&fs->validator, pool_file_validator(id)); /* pool_recover_file reads it lock-free */
 	STORE(&fs->opens, 0);
 	STORE(&fs->quota, 0);
 	STORE(&fs->flags, 0);
@@ -403,7 +404,7 @@ static bool claim_slot(struct pool *pool, uint32_t f, const struct pool_file_id 
 	set_handle(fs, id);
 	set_path(fs, path);
 	STORE(&fs->state, POOL_FSLOT_USED);
-	pool->hdr->files_used++;
+	STORE(&pool->hdr->files_used, pool->hdr->files_used + 1);
 	chain = fchain_of(pool, id->dev, id->ino);
 	STORE(&fs->fnext, *chain);
 	STORE_REL(chain, f); /* after the slot's identity: pool_files_peek reads it lock-free */
@@ -436,7 +437,7 @@ static uint32_t apply_quota(struct pool *pool, uint32_t f, uint32_t quota, uint6
 		want = cap - others;
 	STORE(&fs->quota, quota);
 	STORE(&fs->reserve, want);
-	pool->hdr->reserved = others + want;
+	STORE(&pool->hdr->reserved, others + want);
 	return want;
 }
 
@@ -465,7 +466,7 @@ static int revalidate_locked(struct pool *pool, uint32_t f, const struct pool_fi
 		ret = pool_fslot_bump_clean(fs);
 	if (ret && ret != -EBUSY)
 		return ret; /* the old buffers are still reachable: do not use them */
-	fs->validator = pool_file_validator(id);
+	STORE(&fs->validator, pool_file_validator(id));
 	if (same != 1)
 		set_handle(fs, id);
 	return 0;
@@ -575,7 +576,7 @@ int pool_file_revalidate(struct pool_file *pf, const struct pool_file_id *id)
 	if (fs->idgen != pf->idgen)
 		ret = -ESTALE;
 	else
-		fs->validator = pool_file_validator(id);
+		STORE(&fs->validator, pool_file_validator(id));
 	pool_files_unlock(pool);
 	return ret;
 }

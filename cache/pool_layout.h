@@ -244,8 +244,8 @@ struct pool_header {
 	/* Mutable. */
 	union pool_mutex files_lock; /* file table, fchains (atomic stores), reserved */
 	uint32_t recount_pending;    /* atomic: residency counts need pool_shard_recount() */
-	uint32_t reserved;	     /* files_lock: sum of quotas of used slots */
-	uint32_t files_used;	     /* files_lock: slots in state USED */
+	uint32_t reserved;	     /* files_lock + atomic: sum of quotas of used slots */
+	uint32_t files_used;	     /* files_lock + atomic: slots in state USED */
 	uint32_t file_hint;	     /* files_lock: where the next free-slot scan starts */
 	uint64_t tick;		     /* files_lock: logical clock for slot LRU */
 	uint32_t fchain_seq;	     /* files_lock + atomic: odd while file chains change */
@@ -270,7 +270,7 @@ enum pool_fslot_state {
 struct pool_fslot {
 	uint64_t dev;		     /* files_lock, I6: st_dev of the backing file */
 	uint64_t ino;		     /* files_lock, I6: st_ino */
-	uint64_t validator;	     /* files_lock, I6: hash of size, mtime, ctime */
+	uint64_t validator;	     /* files_lock + atomic, I6: hash of size, mtime, ctime */
 	uint64_t residency;	     /* atomic CAS, I4: epoch << 32 | reachable buffers */
 	uint64_t wseq;		     /* atomic, I5: coherence sequence */
 	uint64_t last_use;	     /* files_lock: header.tick at last get/put */
