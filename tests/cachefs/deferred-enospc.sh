@@ -12,20 +12,7 @@ set -u
 cfs_init
 cfs_pool dwnospc
 command -v python3 >/dev/null || skip "python3 is needed to drive record I/O"
-command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 (e2fsprogs) is missing"
-[ -e /dev/loop-control ] || skip "no loop devices (/dev/loop-control missing)"
-
-LOOP=""
-loop_cleanup() {
-	mountpoint -q "$ACCEL_TMP/src" && umount "$ACCEL_TMP/src"
-	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
-}
-cfs_below loop_cleanup
-
-truncate -s 8M img
-mkfs.ext4 -q -F -m 0 -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 img || fail "mkfs.ext4"
-LOOP=$(losetup -f --show img) || skip "no free loop device"
-mount "$LOOP" src || fail "mount $LOOP"
+cfs_ext4_src 8M -m 0 || skip "$CFS_WHY"
 # leave ~64 KiB free: 200 KiB of records will not fit
 avail=$(($(stat -f -c '%a' src) * 4096))
 fallocate -l $((avail - 65536)) src/filler || fail "fallocate filler"

@@ -8,6 +8,9 @@
 # cfs_bg CMD... runs CMD in the background, killed on exit, pid in CFS_BG;
 # cfs_below FUNC  FUNC takes down at exit what SOURCE sits on (a loop
 #               device, another FUSE daemon), once no daemon holds SOURCE;
+# cfs_ext4_src SIZE [MKFS-OPTION...]  SOURCE (src) on a journaled ext4 of
+#               SIZE of its own, on a loop device taken down at exit; 1 with
+#               the reason in CFS_WHY when mkfs.ext4 or a loop device is missing;
 # cfs_kill9 MNT PID...  SIGKILLs MNT's daemon and detaches its dead mount;
 # refused WHAT REGEX [PREFIX-COMMAND...] -- ACCELFS-OPTIONS
 #               mounting src on m must fail cleanly: exit 1, one stderr line
@@ -85,6 +88,28 @@ cfs_bg() {
 
 cfs_below() {
 	CFS_BELOW=$1
+}
+
+CFS_LOOP=""
+cfs_loop_down() {
+	mountpoint -q "$ACCEL_TMP/src" && umount "$ACCEL_TMP/src"
+	[ -n "$CFS_LOOP" ] && losetup -d "$CFS_LOOP" 2>/dev/null
+}
+
+cfs_ext4_src() {
+	local size=$1
+	shift
+	CFS_WHY="mkfs.ext4 (e2fsprogs) is missing"
+	command -v mkfs.ext4 >/dev/null || return 1
+	CFS_WHY="no loop devices (/dev/loop-control missing)"
+	[ -e /dev/loop-control ] || return 1
+	cfs_below cfs_loop_down
+	truncate -s "$size" img
+	mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$@" img ||
+		fail "mkfs.ext4 of a $size image"
+	CFS_WHY="no free loop device"
+	CFS_LOOP=$(losetup -f --show img 2>/dev/null) || return 1
+	mount "$CFS_LOOP" src || fail "mount $CFS_LOOP on src"
 }
 
 cfs_strace() {

@@ -14,22 +14,9 @@ set -u
 cfs_init
 command -v python3 >/dev/null || skip "python3 is needed to drive O_DIRECT I/O"
 
-LOOP=""
-loop_cleanup() {
-	mountpoint -q "$ACCEL_TMP/src" && umount "$ACCEL_TMP/src"
-	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
-}
-cfs_below loop_cleanup
 kind=plain
-if command -v mkfs.ext4 >/dev/null && [ -e /dev/loop-control ]; then
-	truncate -s 64M img
-	mkfs.ext4 -q -F -b 4096 img || fail "mkfs.ext4"
-	if LOOP=$(losetup -f --show img 2>/dev/null); then
-		mount "$LOOP" src || fail "mount $LOOP"
-		kind=ext4
-	fi
-fi
-[ $kind = ext4 ] || echo "NOTE: no loop device: SOURCE is a plain directory; checking that nothing is lost"
+cfs_ext4_src 64M && kind=ext4
+[ $kind = ext4 ] || echo "NOTE: $CFS_WHY: SOURCE is a plain directory; checking that nothing is lost"
 
 odirect() { # odirect DIR: the writes and reads, in DIR
 	python3 - "$1" <<'PY'
