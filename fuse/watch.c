@@ -270,7 +270,7 @@ int watch_start(void)
 		if (mode != WATCH_OFF) {
 			log_msg(LOG_ERR, "watch: cannot start the watcher thread: off");
 			short_timeouts(); /* before INIT: nothing was cached with the long ones */
-		}			  /* before INIT: nothing was cached with the long ones */
+		}
 		mode = WATCH_OFF;
 		return -EAGAIN;
 	}

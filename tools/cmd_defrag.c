@@ -411,17 +411,6 @@ static int take_lease(struct target *t)
 	return 0;		 /* no leases here: rely on the size/mtime/ctime checks alone */
 }
 
-/* A test hook: wait here so a test can modify or kill us mid-defrag. */
-static void test_pause(void)
-{
-	const char *v = getenv("ACCEL_TEST_PAUSE_BEFORE_SWAP");
-	struct timespec ts = { v ? atoi(v) : 0, 0 };
-
-	while (ts.tv_sec > 0 && !util_stop_sig && !util_lease_broken && nanosleep(&ts, &ts) < 0 &&
-	       errno == EINTR)
-		;
-}
-
 static int copy_swap(struct target *t, struct replace_job *job)
 {
 	struct fiemap_map map;
@@ -438,7 +427,7 @@ static int copy_swap(struct target *t, struct replace_job *job)
 	}
 	if (ret == 0 && t->after.extents >= t->before.extents)
 		ret = NOT_BETTER;
-	test_pause();
+	util_test_pause("ACCEL_TEST_PAUSE_BEFORE_SWAP");
 	if (util_stop_sig)
 		ret = -EINTR;
 	if (ret != 0) {

@@ -13,6 +13,7 @@
 #include "meta.h"
 #include "replace.h"
 #include "tmpname.h"
+#include "util.h"
 
 int replace_same_file(const struct stat *then, const struct stat *now)
 {
@@ -106,30 +107,37 @@ static int allocate(struct replace_job *job)
 	return ret;
 }
 
-/* fsync, forget the cached pages, and compare checksums read back from disk. */
+/*
+ * fsync, forget the cached pages, and compare checksums read back from disk.
+ * Copies that differ because the source was written meanwhile say so
+ * (-ESTALE: changed) rather than -EIO (the copy itself is bad).
+ */
 static int verify(struct replace_job *job)
 {
 	uint64_t size = (uint64_t)job->in_st.st_size, sum_in, sum_out;
 	struct stat now;
-	int ret;
+	int ret, same;
 
 	job->failed = "flush the copy to disk";
 	ret = backend_fsync(job->tmp_fd, false);
 	if (ret < 0)
 		return ret;
 	posix_fadvise(job->tmp_fd, 0, 0, POSIX_FADV_DONTNEED);
+	util_test_pause("ACCEL_TEST_PAUSE_BEFORE_VERIFY");
 	job->failed = "verify the copy";
 	ret = copy_checksum(job->in_fd, size, &sum_in);
 	if (ret == 0)
 		ret = copy_checksum(job->tmp_fd, size, &sum_out);
 	if (ret == 0 && sum_in != sum_out)
 		ret = -EIO;
-	if (ret < 0)
-		return ret;
-	job->failed = "copy a file that did not change meanwhile";
 	if (fstat(job->in_fd, &now) < 0)
-		return -errno;
-	return replace_same_file(&job->in_st, &now);
+		return ret < 0 ? ret : -errno;
+	same = replace_same_file(&job->in_st, &now);
+	if (same < 0) {
+		job->failed = "copy a file that did not change meanwhile";
+		return same;
+	}
+	return ret;
 }
 
 static int apply_meta(struct replace_job *job)

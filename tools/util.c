@@ -104,6 +104,16 @@ int util_test_flag(const char *name)
 	return v && strcmp(v, "1") == 0;
 }
 
+void util_test_pause(const char *name)
+{
+	const char *v = getenv(name);
+	struct timespec ts = { v ? atoi(v) : 0, 0 };
+
+	while (ts.tv_sec > 0 && !util_stop_sig && !util_lease_broken && nanosleep(&ts, &ts) < 0 &&
+	       errno == EINTR)
+		;
+}
+
 int util_open_parent(const char *path, char *name, size_t len)
 {
 	const char *slash = strrchr(path, '/');

@@ -48,4 +48,11 @@ int util_open_parent(const char *path, char *name, size_t len);
 /* A test hook: true when environment variable @name is set to "1". */
 int util_test_flag(const char *name);
 
+/*
+ * A test hook: sleep for the seconds environment variable @name holds, so a
+ * test can change or kill us there; ends early on a stop signal or a broken
+ * lease.
+ */
+void util_test_pause(const char *name);
+
 #endif
