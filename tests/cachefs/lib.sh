@@ -11,6 +11,10 @@
 # cfs_ext4_src SIZE [MKFS-OPTION...]  SOURCE (src) on a journaled ext4 of
 #               SIZE of its own, on a loop device taken down at exit; 1 with
 #               the reason in CFS_WHY when mkfs.ext4 or a loop device is missing;
+# cfs_eventually SECS CMD...  runs CMD (quietly) every 0.1 s until it
+#               succeeds, up to SECS; then once more aloud, its status
+#               returned (for what a background thread does "soon": a loaded
+#               machine may be slow, never wrong);
 # cfs_kill9 MNT PID...  SIGKILLs MNT's daemon and detaches its dead mount;
 # refused WHAT REGEX [PREFIX-COMMAND...] -- ACCELFS-OPTIONS
 #               mounting src on m must fail cleanly: exit 1, one stderr line
@@ -110,6 +114,16 @@ cfs_ext4_src() {
 	CFS_WHY="no free loop device"
 	CFS_LOOP=$(losetup -f --show img 2>/dev/null) || return 1
 	mount "$CFS_LOOP" src || fail "mount $CFS_LOOP on src"
+}
+
+cfs_eventually() {
+	local end=$(($(date +%s) + $1))
+	shift
+	while [ "$(date +%s)" -lt "$end" ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	"$@"
 }
 
 cfs_strace() {
