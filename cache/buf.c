@@ -130,9 +130,11 @@ void pool_buf_drop(struct pool *pool, uint32_t idx)
 		if (pool_buf_flags(b) & POOL_BUF_F_PREFETCHED)
 			pool_stats_count_fslot(pool, b->file, b->bucket, POOL_C_RA_WASTED, 1);
 	}
+	/* not DIRTY before seq goes odd: a repair after our death here keeps
+	 * odd dirty buffers (shard.c keep_dirty), and this one is on its way out */
+	STORE(&b->flags, 0);
 	seq = buf_begin(b);
 	b->state = POOL_BUF_FREE;
-	STORE(&b->flags, 0);
 	STORE(&b->file, POOL_NONE);
 	buf_end(b, seq);
 	if (damaged)

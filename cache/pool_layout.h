@@ -144,10 +144,12 @@
  *
  * Crash recovery. A process may die anywhere. Lock-free readers hold nothing.
  * A shard lock held by a dead process returns EOWNERDEAD to the next locker,
- * which frees every descriptor with odd seq (its data was half written),
- * rebuilds all chains of the shard from the descriptors (I3), marks the
- * mutex consistent and sets header.recount_pending; a later pool_shard_recount()
- * takes all shard locks and recomputes every residency count from the
+ * which frees every clean descriptor with odd seq (its data was half
+ * written) but keeps a DIRTY one (I8: its acknowledged bytes exist nowhere
+ * else; only the unacknowledged write under way may be torn), rebuilds all
+ * chains of the shard from the descriptors (I3), marks the mutex consistent
+ * and sets header.recount_pending; a later pool_shard_recount() takes all
+ * shard locks and recomputes every residency count from the
  * descriptors. files_lock recovery rebuilds the file chains from the slots,
  * finishes or undoes a half-done identity change (idgen odd -> slot freed, its
  * epoch bumped) and recomputes header.reserved. Recovery is idempotent: dying

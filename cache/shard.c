@@ -41,9 +41,30 @@ int pool_shard_mutex_init(pthread_mutex_t *m)
 }
 
 /*
+ * Shard lock held, @b's writer died mid-change (seq odd): keep it if it holds
+ * deferred bytes (I8), which were acknowledged and exist nowhere else. Its
+ * writer changed only what it had not acknowledged yet: the bytes of a write
+ * under way (patch(), whose range may now hold old, new or mixed bytes, as a
+ * local file system's may after a crash), a length or dirty range trimmed or
+ * grown for a truncation, or the DIRTY flag cleared after a write-back. Its
+ * key, epoch and owner are as they were (never changed on a dirty buffer).
+ */
+static bool keep_dirty(struct pool_buf *b)
+{
+	if (b->state != POOL_BUF_VALID || !(pool_buf_flags(b) & POOL_BUF_F_DIRTY))
+		return false;
+	if (b->dirty_hi > b->len)
+		b->dirty_hi = b->len;
+	if (b->dirty_lo > b->dirty_hi)
+		b->dirty_lo = b->dirty_hi;
+	return true;
+}
+
+/*
  * Rebuild the chains of shard @s from its descriptors (I3). A descriptor
  * with odd seq was being changed when its writer died: its data cannot be
- * trusted, so it is freed. So is one whose key is out of range.
+ * trusted, so it is freed, unless it is dirty (keep_dirty). So is one whose
+ * key is out of range.
  */
 static void shard_rebuild(struct pool *pool, uint32_t s)
 {
@@ -52,12 +73,14 @@ static void shard_rebuild(struct pool *pool, uint32_t s)
 	for (uint32_t i = first; i < first + pool->per_shard; i++) {
 		struct pool_buf *b = &pool->bufs[i];
 		uint32_t seq = LOAD(&b->seq);
+		bool bad = b->file >= pool->nfiles || b->len > pool->bsize;
 
-		if ((seq & 1) || b->file >= pool->nfiles || b->len > pool->bsize) {
+		if (bad || ((seq & 1) && !keep_dirty(b))) {
 			b->state = POOL_BUF_FREE;
 			STORE(&b->file, POOL_NONE);
-			STORE_REL(&b->seq, (seq | 1) + 1); /* even, and changed */
 		}
+		if (bad || (seq & 1))
+			STORE_REL(&b->seq, (seq | 1) + 1); /* even, and changed */
 		STORE(&b->next, POOL_NONE);
 	}
 	for (uint32_t c = 0; c < pool->nchains; c++)
