@@ -70,6 +70,19 @@ static void patch(struct pool *pool, uint32_t idx, size_t boff, const void *data
 	pool_buf_end(b, seq);
 }
 
+void pool_file_set_exact(struct pool_file *pf)
+{
+	pf->exact = true;
+}
+
+/* Shard lock held: would deferring [@boff, +@len) into @b widen its dirty range over a gap? */
+static bool leaves_gap(const struct pool_file *pf, const struct pool_buf *b, size_t boff,
+		       size_t len)
+{
+	return pf->exact && (pool_buf_flags(b) & POOL_BUF_F_DIRTY) &&
+	       (boff > b->dirty_hi || boff + len < b->dirty_lo);
+}
+
 int pool_dirty_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *data,
 		     size_t len, const void *base, size_t baselen, uint64_t wseq, uint32_t owner)
 {
@@ -100,7 +113,9 @@ int pool_dirty_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const v
 		pool_buf_drop(pool, idx);
 		idx = POOL_NONE;
 	}
-	if (idx != POOL_NONE && !dirty_take(pf, idx, epoch)) {
+	if (idx != POOL_NONE && leaves_gap(pf, &pool->bufs[idx], boff, len)) {
+		ret = -EXDEV; /* exact: write it through (after the dirty range) */
+	} else if (idx != POOL_NONE && !dirty_take(pf, idx, epoch)) {
 		ret = -EAGAIN; /* the file's buffers are being dropped: write through */
 	} else if (idx != POOL_NONE) {
 		ret = (pool_buf_flags(&pool->bufs[idx]) & POOL_BUF_F_DIRTY) &&

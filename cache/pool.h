@@ -271,12 +271,22 @@ int pool_buf_write_begin_mode(struct pool_file *pf, uint64_t off, uint64_t len, 
  * bytes, short at end of file) into @base, take @wseq from pool_file_ticket_get()
  * before that read, and call again. Returns 1 when deferred, 2 when the bytes
  * went into a bucket another owner will write back (the caller should write
- * them through as well), -EAGAIN when another write moved the file since
+ * them through as well), -EXDEV (pool_file_set_exact) when they do not touch
+ * the bucket's dirty range, -EAGAIN when another write moved the file since
  * @wseq (read @base again), -ENOSPC when no buffer can be had (write through),
  * or -errno.
  */
 int pool_dirty_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const void *data,
 		     size_t len, const void *base, size_t baselen, uint64_t wseq, uint32_t owner);
+
+/*
+ * pool_file_set_exact - this handle's deferred bytes are written back exactly
+ * as written: pool_dirty_defer() returns -EXDEV, and defers nothing, for a
+ * write that would leave bytes it did not write between it and the
+ * bucket's dirty range (write it through instead). For a SOURCE other
+ * hosts write too, where the bucket's copy of those bytes may be stale.
+ */
+void pool_file_set_exact(struct pool_file *pf);
 
 /* One dirty bucket on its way to SOURCE. */
 struct pool_dirty {

@@ -50,6 +50,7 @@ struct stream {
 	uint32_t quota;
 	uint64_t seq_next; /* lock: where a sequential reader's next read starts */
 	bool off;	   /* atomic: the cache may be stale for this file: bypass it */
+	bool exact;	   /* lock: deferred bytes keep exact ranges (stream_set_exact) */
 	struct pool_file_id id;
 	char *path;
 };
@@ -137,8 +138,18 @@ static int reopen(struct stream *st)
 		return ret;
 	st->retired[st->nretired++] = st->pf;
 	st->pf = pf;
+	if (st->exact)
+		pool_file_set_exact(pf);
 	local_invalidate(st->lc, UINT64_MAX);
 	return 0;
+}
+
+void stream_set_exact(struct stream *st)
+{
+	pthread_mutex_lock(&st->lock);
+	st->exact = true;
+	pool_file_set_exact(st->pf);
+	pthread_mutex_unlock(&st->lock);
 }
 
 /* Lock held: local buffers, then the pool. Bytes, or -ENOENT on a miss. */
@@ -421,7 +432,7 @@ ssize_t stream_write_defer(struct stream *st, const void *buf, size_t len, uint6
 			done += n;
 	}
 	pool_buf_write_end(pf);
-	if (ret == -ENOSPC || ret == -ESTALE || ret == -ETIMEDOUT || ret == -EIO)
+	if (ret == -ENOSPC || ret == -ESTALE || ret == -ETIMEDOUT || ret == -EIO || ret == -EXDEV)
 		ret = -EAGAIN; /* write through (after a flush of what is deferred) */
 	if (ret < 0)
 		return ret;

@@ -64,6 +64,12 @@ int stream_revalidate(struct stream *st, const struct pool_file_id *id);
 
 /* The backing file changed behind our back: drop everything cached. */
 int stream_invalidate(struct stream *st);
+/*
+ * stream_set_exact - deferred writes of @st reach the backend as written,
+ * byte for byte: a write that is not next to (or over) a bucket's dirty
+ * bytes is written through instead of widening them (pool_file_set_exact).
+ */
+void stream_set_exact(struct stream *st);
 
 /* Write @len bytes at @off of the backing file; short only on error. */
 typedef ssize_t (*stream_write_fn)(void *arg, const void *buf, size_t len, uint64_t off);

@@ -151,6 +151,7 @@ struct open_file {
 	bool passthrough;
 	pid_t pt_pid;	   /* a writable passthrough handle's opener, else 0; immutable */
 	unsigned int busy; /* open file list lock: walkers using it outside the lock */
+	bool locked;	   /* atomic: a lock owner's descriptor was made through it (ops_lock.c) */
 };
 
 struct dir_handle {
@@ -170,6 +171,9 @@ struct accelfs {
 	bool uring_wanted; /* FUSE over io_uring asked of libfuse (transport.c) */
 	/* FUSE_PASSTHROUGH asked at INIT (passthrough.c) */
 	bool passthrough;
+	/* shared mode (shared.c), settled before mounting */
+	bool shared;
+	char shared_why[160];
 	struct fuse_session *se;
 };
 
@@ -358,8 +362,20 @@ void times_keep(struct inode *n, const struct timespec tv[2]);
 
 /* ops_file.c: call @fn for every open file that deferred a write (outside the list lock) */
 void ops_file_foreach_deferred(void (*fn)(struct open_file *of, void *arg), void *arg);
+/* fstat through an open handle of @n: 0 or -errno; @err if none is open */
+int ops_file_fstat_open(struct inode *n, struct stat *st, int err);
 /* ... for every open file, under the open file list lock: @fn must not block */
 void ops_file_foreach(void (*fn)(struct open_file *of, void *arg), void *arg);
+
+/* ops_lock.c: locks taken on SOURCE (locks=forward; see there) */
+void ops_lock_fill(struct fuse_lowlevel_ops *ops);
+/* close(2) by lock owner @owner (FLUSH): its locks on the file go */
+void lock_flush(struct open_file *of, uint64_t owner);
+/* The handle goes: the locks of owners that are the handle itself (OFD) go */
+void lock_release_handle(struct open_file *of);
+int lock_start(void);
+/* Before the session ends: interrupt every waiting lock request, wait for its reply. */
+void lock_stop(void);
 
 /* shutdown.c: before the session ends (see there) */
 void shutdown_sync(void);

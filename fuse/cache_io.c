@@ -239,6 +239,8 @@ int cache_io_open(struct open_file *of, const struct stat *st, const struct tuni
 		log_msg(LOG_DEBUG, "%s: not cached: %s", path, strerror(-ret));
 		of->stream = NULL;
 	}
+	if (of->stream && accelfs.shared)
+		stream_set_exact(of->stream); /* another host's bytes may sit between two writes */
 	of->next_check = now_ns() + (uint64_t)(accelfs.opts.revalidate * 1e9);
 	if (of->stream && accelfs.opts.backend_direct)
 		open_direct(of);
@@ -266,8 +268,11 @@ void cache_io_close(struct open_file *of)
 	/* Deferred bytes reach SOURCE before the handle goes (release, unmount). */
 	if (of->stream && __atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
 		wb_last_close(of);
-	/* Our writes kept the pool coherent: do not let the next open drop it all. */
-	if (of->stream && of->wrote && !fstat(of->fd, &st)) {
+	/* Our writes kept the pool coherent: do not let the next open drop it
+	 * all. Not in shared mode, where other hosts' writes may have come
+	 * between ours, unseen by the buffers (close-to-open: the next open
+	 * compares). */
+	if (of->stream && of->wrote && !accelfs.shared && !fstat(of->fd, &st)) {
 		file_id(&st, &id);
 		file_id_handle(of->inode, &id);
 		stream_revalidate(of->stream, &id);
@@ -292,6 +297,12 @@ static void revalidate_now(struct open_file *of)
 	struct pool_file_id id;
 	struct stat st;
 
+	/* shared mode: a lock was granted (ops_lock.c), and another host may
+	 * have written under it without changing what stat shows */
+	if (accelfs.shared) {
+		stream_invalidate(of->stream);
+		return;
+	}
 	if (fstat(of->fd, &st))
 		return;
 	file_id(&st, &id);

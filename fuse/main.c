@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "shared.h"
 #include "mountinfo.h"
 #include "watch.h"
 
@@ -393,7 +394,8 @@ static int prepare(void)
 			o->default_permissions = true;
 		}
 	}
-	if (transport_choose(why, sizeof(why)) || passthrough_check(why, sizeof(why)))
+	if (shared_setup(o, accelfs.source_real, why, sizeof(why)) ||
+	    transport_choose(why, sizeof(why)) || passthrough_check(why, sizeof(why)))
 		return fail("%s", why);
 	if (setup_backend() || setup_root() || setup_cache())
 		return -1;
@@ -438,7 +440,10 @@ static int run(void)
 	if (readahead_io_start())
 		log_msg(LOG_WARNING, "cannot start the prefetch engine: no read-ahead");
 	watch_start(); /* after daemonising: its pid is the one fanotify reports */
+	if (lock_start())
+		log_msg(LOG_WARNING, "cannot set up lock waits: an interrupted wait may last");
 	ret = serve(accelfs.se) < 0 ? EXIT_RUNTIME : 0;
+	lock_stop();  /* every waiting lock request has its reply before the session goes */
 	watch_stop(); /* no notification may race the session's end */
 	readahead_io_stop();
 	wb_stop();

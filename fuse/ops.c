@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "accelfs_i.h"
+#include "shared.h"
 #include "watch.h"
 
 #define ACCEL_MAX_WRITE (1U << 20) /* 256 pages: the kernel's default max_pages_limit */
@@ -67,8 +68,11 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_DIRECT_IO_ALLOW_MMAP)
 		conn->want |= FUSE_CAP_DIRECT_IO_ALLOW_MMAP;
 #endif
-	/* Locks stay in the kernel: it enforces them among all users of the mount. */
+	/* locks=forward: taken on SOURCE (ops_lock.c); locks=local: the kernel
+	 * enforces them among the users of this mount only. */
 	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+	if (accelfs.opts.locks == LOCKS_FORWARD)
+		conn->want |= conn->capable & (FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
 	conn->max_write = ACCEL_MAX_WRITE;
 	/* The kernel takes min(this, the bdi's read-ahead), which bdi_tune()
 	 * raised before the INIT reply; FUSE offers only 128 KiB by itself. */
@@ -91,6 +95,7 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	cache_io_describe(cache, sizeof(cache));
 	log_msg(LOG_INFO, "%s", cache);
 	inode_fd_log_mode();
+	shared_log();
 	watch_log();
 }
 
@@ -122,5 +127,6 @@ void ops_fill(struct fuse_lowlevel_ops *ops)
 	ops_file_fill(ops);
 	ops_dir_fill(ops);
 	ops_xattr_fill(ops);
+	ops_lock_fill(ops);
 	watch_echo_wrap(ops); /* inotify: the mount's own changes are noted */
 }

@@ -22,6 +22,13 @@
 #include "creds.h"
 #include "watch.h"
 
+/*
+ * The node's state. A file deleted in SOURCE (by another host, or behind a
+ * node kept by handle) is still there for whoever holds it open, as on a
+ * local file system: fstat(2) of an open file asks without its handle
+ * (the kernel sends GETATTR_FH only from its read path), so an open
+ * handle's descriptor answers where the node's own is stale.
+ */
 static int stat_inode(struct inode *n, struct stat *st)
 {
 	int fd = inode_fd_get(n);
@@ -29,6 +36,8 @@ static int stat_inode(struct inode *n, struct stat *st)
 	    INODE_FD_OR(fd, fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) ? -errno : 0;
 
 	inode_fd_put(n, fd);
+	if ((ret == -ESTALE || ret == -ENOENT) && __atomic_load_n(&n->opens, __ATOMIC_RELAXED))
+		ret = ops_file_fstat_open(n, st, ret);
 	return ret;
 }
 

@@ -3,13 +3,15 @@
  * ops_file.c - open files: open/create/release, data I/O through the
  * backend, fsync, fallocate, copy_file_range and lseek.
  *
- * FLUSH is handled only with deferred write (accel_flush), and a handle that
+ * Without lock forwarding, FLUSH is handled only with deferred write
+ * (accel_flush), and a handle that
  * defers nothing opts out of it (FOPEN_NOFLUSH, handle_new; the kernel
  * ignores that under the writeback cache, where deferred_write=auto is off).
  * Without a flush handler the kernel stops sending FLUSH at close (one round
  * trip per close saved) but still writes a file's dirty pages through us
- * before close() returns. Locks are the kernel's (ops.c), so there is nothing
- * else a flush would have to do.
+ * before close() returns. With locks=forward (the default, ops_lock.c) FLUSH
+ * is always handled and never refused: it drops the closing process's
+ * locks on SOURCE, so every close sends one.
  *
  * Kernel page cache policy (kernel_cache=auto): the kernel keeps its cached
  * pages across an open only if the backing file is exactly as we last saw
@@ -173,6 +175,7 @@ static int handle_free(struct open_file *of)
 	pthread_mutex_unlock(&open_files_lock);
 	cache_io_close(of);
 	wb_last_handle(n);
+	lock_release_handle(of); /* before its descriptor: flock locks go with that */
 	close(of->fd);
 	free(of);
 	return backing_id;
@@ -244,7 +247,7 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 	 * FOPEN_NOFLUSH spares that close its FLUSH round trip (readers, and
 	 * every passthrough handle). The kernel ignores it under the writeback
 	 * cache, where a close must send the file's dirty pages first. */
-	fi->noflush = !of->defer || of->passthrough;
+	fi->noflush = accelfs.opts.locks != LOCKS_FORWARD && (!of->defer || of->passthrough);
 	fi->fh = (uintptr_t)of;
 	return 0;
 }
@@ -364,8 +367,10 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		wb_sync(fh);
 	times_apply(fh);
 	/* What we leave in the kernel cache now matches the backing file
-	 * (a passthrough handle left nothing there: passthrough.c). */
-	if (!fi->direct_io && !fh->passthrough && !fstat(fh->fd, &st)) {
+	 * (a passthrough handle left nothing there: passthrough.c). Not in
+	 * shared mode: pages read before another host's write may be among
+	 * them, so the next open compares with the state at this open. */
+	if (!fi->direct_io && !fh->passthrough && !accelfs.shared && !fstat(fh->fd, &st)) {
 		pthread_mutex_lock(&n->lock);
 		stamp_set(n, &st);
 		pthread_mutex_unlock(&n->lock);
@@ -403,8 +408,10 @@ static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	int ret = wb_close(fh_of(fi));
 
 	(void)ino;
-	times_apply(fh_of(fi)); /* before close returns, not at the async release */
-	if (!ret && !__atomic_load_n(&accelfs.opts.deferred_write, __ATOMIC_RELAXED))
+	times_apply(fh_of(fi));		       /* before close returns, not at the async release */
+	lock_flush(fh_of(fi), fi->lock_owner); /* POSIX: a close drops its process's locks */
+	if (!ret && !__atomic_load_n(&accelfs.opts.deferred_write, __ATOMIC_RELAXED) &&
+	    accelfs.opts.locks != LOCKS_FORWARD)
 		ret = -ENOSYS;
 	fuse_reply_err(req, -ret);
 }
@@ -576,7 +583,8 @@ void ops_file_fill(struct fuse_lowlevel_ops *ops)
 	ops->fallocate = accel_fallocate;
 	ops->copy_file_range = accel_copy_file_range;
 	ops->lseek = accel_lseek;
-	if (accelfs.opts.deferred_write && accelfs.opts.cache)
+	if ((accelfs.opts.deferred_write && accelfs.opts.cache) ||
+	    accelfs.opts.locks == LOCKS_FORWARD)
 		ops->flush = accel_flush;
 }
 
@@ -586,6 +594,32 @@ void ops_file_foreach(void (*fn)(struct open_file *of, void *arg), void *arg)
 	for (struct handle_link *h = open_files.next; h && h != &open_files; h = h->next)
 		fn((struct open_file *)h, arg);
 	pthread_mutex_unlock(&open_files_lock);
+}
+
+/*
+ * fstat(2) through one of @n's open handles (pinned while in use): its
+ * state, or @err if none is open.
+ */
+int ops_file_fstat_open(struct inode *n, struct stat *st, int err)
+{
+	struct open_file *pinned = NULL;
+
+	pthread_mutex_lock(&open_files_lock);
+	for (struct handle_link *h = open_files.next; h && h != &open_files; h = h->next)
+		if (((struct open_file *)h)->inode == n) {
+			pinned = (struct open_file *)h;
+			pinned->busy++;
+			break;
+		}
+	pthread_mutex_unlock(&open_files_lock);
+	if (!pinned)
+		return err;
+	err = fstat(pinned->fd, st) ? -errno : 0;
+	pthread_mutex_lock(&open_files_lock);
+	pinned->busy--;
+	pthread_cond_broadcast(&open_files_idle);
+	pthread_mutex_unlock(&open_files_lock);
+	return err;
 }
 
 /*

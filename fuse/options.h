@@ -40,6 +40,17 @@ enum deferred_mode {
 	DEFERRED_OFF,
 };
 
+enum shared_mode {
+	SHARED_AUTO, /* on where SOURCE's file system can be changed by other hosts (shared.c) */
+	SHARED_ON,   /* other hosts share SOURCE: no weaker than its own clients */
+	SHARED_OFF,  /* only this host changes SOURCE */
+};
+
+enum lock_mode {
+	LOCKS_FORWARD, /* fcntl, OFD and flock locks taken on SOURCE (ops_lock.c) */
+	LOCKS_LOCAL,   /* kept in the kernel, among the users of this mount only */
+};
+
 enum passthrough_mode {
 	PASSTHROUGH_AUTO,   /* files that need nothing from the daemon, on writeback=off
 			     * mounts with the page cache (fuse/passthrough.c) */
@@ -55,18 +66,20 @@ struct accelfs_opts {
 	bool single_thread;
 	bool show_help;
 	bool show_version;
-	unsigned int threads; /* worker threads of the session loop */
-	bool clone_fd;	      /* one /dev/fuse fd per worker */
+	unsigned int threads;	      /* worker threads of the session loop */
+	bool clone_fd;		      /* one /dev/fuse fd per worker */
 	enum fuse_transport io_uring; /* how requests reach the daemon (libfuse >= 3.18) */
 	enum backend_kind backend;
 	unsigned int queue_depth; /* io_uring entries per worker ring */
 	double attr_timeout;
 	double entry_timeout;
 	double negative_timeout;
-	enum watch_mode watch; /* how changes made in SOURCE reach the kernel (fuse/watch.c) */
-	uint64_t given;	       /* bit i: opt_table[i] was set on the command line */
+	enum watch_mode watch;	 /* how changes made in SOURCE reach the kernel (fuse/watch.c) */
+	enum shared_mode shared; /* as given; shared.c settles auto before mounting */
+	enum lock_mode locks;	 /* where locks are taken (fuse/ops_lock.c) */
+	uint64_t given;		 /* bit i: opt_table[i] was set on the command line */
 	enum kernel_cache_mode kernel_cache;
-	bool writeback;		   /* kernel writeback cache */
+	bool writeback; /* kernel writeback cache */
 	/* kernel passthrough (libfuse >= 3.16) */
 	enum passthrough_mode passthrough;
 	unsigned int readahead_kb; /* the mount bdi's read-ahead (root only; 0: kernel's) */

@@ -19,8 +19,10 @@
 #define YEAR (365.0 * 86400.0)
 
 static const struct opt_word backend_words[] = {
-	{ "auto", BACKEND_AUTO }, { "uring", BACKEND_URING },
-	{ "io_uring", BACKEND_URING }, { "sync", BACKEND_SYNC },
+	{ "auto", BACKEND_AUTO },
+	{ "uring", BACKEND_URING },
+	{ "io_uring", BACKEND_URING },
+	{ "sync", BACKEND_SYNC },
 	{ NULL, 0 },
 };
 static const struct opt_word cache_words[] = {
@@ -36,8 +38,22 @@ static const struct opt_word uring_words[] = {
 	{ NULL, 0 },
 };
 static const struct opt_word watch_words[] = {
-	{ "auto", WATCH_AUTO },	  { "fanotify", WATCH_FANOTIFY },
-	{ "inotify", WATCH_INOTIFY }, { "off", WATCH_OFF },
+	{ "auto", WATCH_AUTO },
+	{ "fanotify", WATCH_FANOTIFY },
+	{ "inotify", WATCH_INOTIFY },
+	{ "off", WATCH_OFF },
+	{ NULL, 0 },
+};
+
+static const struct opt_word shared_words[] = {
+	{ "auto", SHARED_AUTO },
+	{ "on", SHARED_ON },
+	{ "off", SHARED_OFF },
+	{ NULL, 0 },
+};
+static const struct opt_word lock_words[] = {
+	{ "forward", LOCKS_FORWARD },
+	{ "local", LOCKS_LOCAL },
 	{ NULL, 0 },
 };
 
@@ -82,13 +98,14 @@ const struct opt_def opt_table[] = {
 		  "the writeback cache off); never" },
 	{ "attr_timeout", OPT_SECONDS, O(attr_timeout), .dmin = 0, .dmax = YEAR, .def = "1",
 	  .syntax = "S", .section = OPT_SEC_GENERAL,
-	  .help = "seconds attributes are cached (3600 with a\nwatcher, 10 with inotify, when not set)" },
+	  .help = "seconds attributes are cached (3600 with a\nwatcher, 10 with inotify, when not "
+		  "set)" },
 	{ "entry_timeout", OPT_SECONDS, O(entry_timeout), .dmin = 0, .dmax = YEAR, .def = "1",
 	  .syntax = "S", .section = OPT_SEC_GENERAL,
-	  .help = "seconds names are cached (3600 with a watcher,\n10 with inotify, when not set)" },
-	{ "negative_timeout", OPT_SECONDS, O(negative_timeout), .dmin = 0, .dmax = YEAR,
-	  .def = "1", .syntax = "S", .section = OPT_SEC_GENERAL,
-	  .help = "seconds a missing name is cached" },
+	  .help =
+	      "seconds names are cached (3600 with a watcher,\n10 with inotify, when not set)" },
+	{ "negative_timeout", OPT_SECONDS, O(negative_timeout), .dmin = 0, .dmax = YEAR, .def = "1",
+	  .syntax = "S", .section = OPT_SEC_GENERAL, .help = "seconds a missing name is cached" },
 	{ "watch", OPT_ENUM, O(watch), .words = watch_words, .def = "auto",
 	  .syntax = "auto|fanotify|inotify|off", .section = OPT_SEC_GENERAL,
 	  .help = "tell the kernel at once what changed in SOURCE\n"
@@ -96,6 +113,17 @@ const struct opt_def opt_table[] = {
 		  "(root, local SOURCE), inotify on each directory\n"
 		  "looked up (timeouts 10 s), fanotify else inotify\n"
 		  "(auto), or no watcher (off)" },
+	{ "shared", OPT_ENUM, O(shared), .words = shared_words, .def = "auto",
+	  .syntax = "auto|on|off", .section = OPT_SEC_GENERAL,
+	  .help = "other hosts share SOURCE (network or cluster file\n"
+		  "system): no watcher, no writeback cache, byte-exact\n"
+		  "write-back, close-to-open; auto: from SOURCE's\n"
+		  "file system type (docs/shared.md)" },
+	{ "locks", OPT_ENUM, O(locks), .words = lock_words, .def = "forward",
+	  .syntax = "forward|local", .section = OPT_SEC_GENERAL,
+	  .help = "fcntl, OFD and flock locks taken on SOURCE, where\n"
+		  "other hosts and programs using SOURCE see them\n"
+		  "(forward), or kept among this mount's users (local)" },
 	{ "readahead_kb", OPT_UINT, O(readahead_kb), 0, 65536, .def = "1024", .syntax = "N",
 	  .section = OPT_SEC_GENERAL,
 	  .help = "the mount's kernel read-ahead in KiB (root only;\n0: the kernel's)" },
@@ -130,9 +158,8 @@ const struct opt_def opt_table[] = {
 	{ "pool_mode", OPT_CUSTOM, 0, .parse = opts_parse_pool_mode, .def = "0600",
 	  .syntax = "MODE", .section = OPT_SEC_CACHE,
 	  .help = "permission bits of a new pool segment\n(0660: share it with the group)" },
-	{ "pool_keep", OPT_BOOL, O(pool_keep), .def = "yes",
-	  .syntax = "yes|no", .section = OPT_SEC_CACHE,
-	  .help = "keep the pool after unmount (warm restart)" },
+	{ "pool_keep", OPT_BOOL, O(pool_keep), .def = "yes", .syntax = "yes|no",
+	  .section = OPT_SEC_CACHE, .help = "keep the pool after unmount (warm restart)" },
 	{ "backend_io", OPT_BOOL, O(backend_direct), .words = io_words, .def = "buffered",
 	  .syntax = "buffered|direct", .section = OPT_SEC_CACHE,
 	  .help = "fill buffers with O_DIRECT reads (no double caching)" },
@@ -146,8 +173,8 @@ const struct opt_def opt_table[] = {
 	  .help = "keep small writes in dirty pool buffers and write\n"
 		  "them back as large I/Os; auto: not under the\n"
 		  "writeback cache (unless sync=relaxed)" },
-	{ "flush_interval", OPT_SECONDS, O(flush_interval), .dmin = 0.01, .dmax = 3600,
-	  .def = "1", .syntax = "S", .section = OPT_SEC_WRITEBACK,
+	{ "flush_interval", OPT_SECONDS, O(flush_interval), .dmin = 0.01, .dmax = 3600, .def = "1",
+	  .syntax = "S", .section = OPT_SEC_WRITEBACK,
 	  .help = "longest wait of a deferred write; also flushed at\nfsync and close" },
 	{ "sync", OPT_BOOL, O(sync_relaxed), .words = sync_words, .def = "strict",
 	  .syntax = "strict|relaxed", .section = OPT_SEC_WRITEBACK,

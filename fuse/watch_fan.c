@@ -24,9 +24,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/fanotify.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
+#include "shared.h"
 #include "watch_i.h"
 
 #define FAN_BUF 65536
@@ -38,36 +38,13 @@
 	(FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_ATTRIB | FAN_MODIFY | \
 	 FAN_ONDIR)
 
-/* File systems whose changes may come from elsewhere than this kernel. */
-static bool remote_fs(const char *source)
-{
-	static const long remote[] = {
-		0x6969,	    /* NFS */
-		0xff534d42, /* CIFS */
-		0xfe534d42, /* SMB2 */
-		0x65735546, /* FUSE */
-		0x01021997, /* 9P */
-		0x00c36400, /* Ceph */
-		0x6b414653, /* AFS */
-		0x47504653, /* GPFS */
-		0x0bd00bd0, /* Lustre */
-	};
-	struct statfs sf;
-
-	if (statfs(source, &sf))
-		return true;
-	for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
-		if ((long)sf.f_type == remote[i])
-			return true;
-	return false;
-}
-
 int watch_fan_open(const char *source, char *why, size_t len)
 {
+	char type[80];
 	int fd, err;
 
-	if (remote_fs(source)) {
-		snprintf(why, len, "SOURCE is on a network or FUSE file system");
+	if (shared_fs_remote(source, type, sizeof(type))) {
+		snprintf(why, len, "SOURCE is on %s, a network or FUSE file system", type);
 		return -EREMOTE;
 	}
 	fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME |

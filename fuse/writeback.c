@@ -78,7 +78,8 @@ void wb_open(struct open_file *of, int deferred_attr, int sync_attr)
 /*
  * Read-modify-write reads SOURCE on behalf of a write: through a descriptor
  * opened O_NOATIME where allowed (owner or CAP_FOWNER), so that a write does
- * not change the file's atime as a read would.
+ * not change the file's atime as a read would; O_DIRECT where the buffer
+ * fills are (backend_io=direct: bucket-aligned, into page-aligned buffers).
  */
 static ssize_t backend_read_fn(void *arg, void *buf, size_t len, uint64_t off)
 {
@@ -88,7 +89,8 @@ static ssize_t backend_read_fn(void *arg, void *buf, size_t len, uint64_t off)
 		char proc[PROC_FD_LEN];
 
 		of->rmw_tried = true;
-		of->rmw_fd = open(proc_fd_path(of->fd, proc), O_RDONLY | O_NOATIME | O_CLOEXEC);
+		of->rmw_fd = open(proc_fd_path(of->fd, proc),
+				  O_RDONLY | O_NOATIME | O_CLOEXEC | (of->dfd >= 0 ? O_DIRECT : 0));
 	}
 	return backend_pread(of->rmw_fd >= 0 ? of->rmw_fd : of->fd, buf, len, (off_t)off);
 }

@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ops_lock.c - fcntl (POSIX), OFD and flock locks taken on SOURCE
+ * (-o locks=forward, the default), so that they exclude other hosts that
+ * share SOURCE and programs that lock SOURCE directly, as the kernel's own
+ * client of SOURCE would.
+ *
+ * The daemon is one process, and a POSIX lock belongs to a process: taken
+ * with F_SETLK on any of our descriptors, every lock would be the daemon's
+ * and none would exclude another. So, as virtiofsd does, each lock owner
+ * the kernel names (a process for POSIX locks, an open file for OFD locks)
+ * gets a descriptor of its own on the file, opened for locking only, and
+ * its locks are OFD locks on that descriptor: they conflict with every
+ * other descriptor's, here, on other hosts, and with local processes'
+ * POSIX locks. An owner's locks go when it closes the file (FLUSH carries
+ * the owner: lock_flush) or when the open file it locked through is
+ * released (OFD owners: lock_release_handle); closing the owner's
+ * descriptor drops them all at once. flock locks belong to an open file:
+ * they are taken on the handle's own backing descriptor, and go with it.
+ *
+ * A request that must wait (F_SETLKW, flock without LOCK_NB) never holds one
+ * of the workers that serve every user: it is tried without waiting, and
+ * if that fails it waits in a thread of its own, which replies when the
+ * lock is granted or the caller is interrupted (FUSE INTERRUPT: a signal,
+ * or the caller killed). Waits are bounded per user (LOCK_WAITS_PER_UID)
+ * and in all (LOCK_WAITS_MAX, root excepted); past that the request fails
+ * with ENOLCK, as the kernel's own lock table answers when it is full.
+ *
+ * Lock-based coherence, as NFS clients do it: in shared mode, taking a lock
+ * drops the file's cached pages and pool buffers (another host may have
+ * written under the lock it held before), and releasing one first writes
+ * back what was deferred under it.
+ *
+ * Locks: owners_lock (the owner table, each owner's refs), waits_lock (the
+ * wait counts and list); both leaves, never held across a system call.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "accelfs_i.h"
+#include "shared.h"
+#include "stream.h"
+
+#define OWNER_BUCKETS 256
+#define LOCK_WAITS_PER_UID 64 /* waiting lock requests of one user */
+#define LOCK_WAITS_MAX 1024   /* ... of all users but root */
+#define LOCK_WAIT_STACK (256U << 10)
+#define LOCK_SIG SIGURG	       /* interrupts a waiting thread's system call */
+#define LOCK_KICK_NS 10000000L /* an interrupted waiter is signalled this often */
+
+/* One lock owner's descriptor on one file. */
+struct lock_owner {
+	struct lock_owner *next;     /* owners_lock: hash chain */
+	struct inode *inode;	     /* holds no reference: a handle of the file is open */
+	uint64_t owner;		     /* the kernel's lock owner id */
+	const struct open_file *via; /* the handle it was made through (OFD owners) */
+	int fd;			     /* the owner's locks are this descriptor's OFD locks */
+	unsigned int refs;	     /* owners_lock: the table's one while linked, waiters' */
+	bool linked;		     /* owners_lock: in the table */
+};
+
+static struct lock_owner *owners[OWNER_BUCKETS];
+static pthread_mutex_t owners_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned int owners_count; /* atomic: a FLUSH with none skips the table */
+
+/* A request waiting for its lock in a thread of its own. */
+struct lock_wait {
+	fuse_req_t req;
+	struct open_file *of;  /* the handle it came through (pinned by the caller's syscall) */
+	struct lock_owner *lo; /* fcntl: the owner (a reference); NULL: flock */
+	struct flock fl;       /* fcntl: the lock asked for */
+	int op;		       /* flock: LOCK_SH or LOCK_EX */
+	uid_t uid;
+	pid_t tid;		/* the waiting thread */
+	timer_t kick;		/* signals that thread while it is interrupted */
+	bool kick_ok;		/* atomic: the timer exists (waits_lock to clear it) */
+	int interrupted;	/* atomic */
+	struct lock_wait *next; /* waits_lock: every wait, for lock_stop */
+};
+
+static pthread_mutex_t waits_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t waits_done = PTHREAD_COND_INITIALIZER;
+static struct lock_wait *waits;			/* waits_lock */
+static unsigned int waits_total, waits_nonroot; /* waits_lock */
+
+static inline struct open_file *fh_of(struct fuse_file_info *fi)
+{
+	return (struct open_file *)(uintptr_t)fi->fh;
+}
+
+static unsigned int owner_hash(const struct inode *n, uint64_t owner)
+{
+	uint64_t h = ((uintptr_t)n >> 4) ^ owner * 0x9e3779b97f4a7c15ULL;
+
+	return (unsigned int)(h >> 32) % OWNER_BUCKETS;
+}
+
+/* owners_lock held: the owner's entry, or NULL. */
+static struct lock_owner *owner_lookup(const struct inode *n, uint64_t owner)
+{
+	struct lock_owner *lo = owners[owner_hash(n, owner)];
+
+	while (lo && (lo->inode != n || lo->owner != owner))
+		lo = lo->next;
+	return lo;
+}
+
+static void owner_put(struct lock_owner *lo)
+{
+	bool last;
+
+	pthread_mutex_lock(&owners_lock);
+	last = --lo->refs == 0;
+	pthread_mutex_unlock(&owners_lock);
+	if (last) {
+		close(lo->fd); /* drops every lock the owner still has */
+		free(lo);
+	}
+}
+
+/* owners_lock held: take @lo out of the table (its table reference goes to the caller). */
+static void owner_unlink(struct lock_owner *lo)
+{
+	struct lock_owner **p = &owners[owner_hash(lo->inode, lo->owner)];
+
+	while (*p != lo)
+		p = &(*p)->next;
+	*p = lo->next;
+	lo->linked = false;
+	__atomic_sub_fetch(&owners_count, 1, __ATOMIC_RELAXED);
+}
+
+/* The owner's entry with a reference for the caller, or NULL. */
+static struct lock_owner *owner_find(const struct inode *n, uint64_t owner)
+{
+	struct lock_owner *lo;
+
+	if (!__atomic_load_n(&owners_count, __ATOMIC_RELAXED))
+		return NULL;
+	pthread_mutex_lock(&owners_lock);
+	lo = owner_lookup(n, owner);
+	if (lo)
+		lo->refs++;
+	pthread_mutex_unlock(&owners_lock);
+	return lo;
+}
+
+/*
+ * A descriptor of the handle's file for locking only: read-write, so one
+ * owner can hold read and write locks on it (the kernel checked the
+ * caller's own descriptor's access mode for each lock before asking);
+ * with the daemon's rights, as the write-back descriptor. O_NONBLOCK: a
+ * lease on the file fails the open instead of holding this worker for the
+ * lease break time.
+ */
+static int owner_open(const struct open_file *of)
+{
+	char proc[PROC_FD_LEN];
+	int fd = open(proc_fd_path(of->fd, proc), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0 && errno != EWOULDBLOCK)
+		fd = open(proc, (of->flags & O_ACCMODE) | O_NONBLOCK | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* The owner's entry (made on its first lock) with a reference, or NULL and *@err. */
+static struct lock_owner *owner_get(struct open_file *of, uint64_t owner, int *err)
+{
+	struct lock_owner *lo = owner_find(of->inode, owner), *other;
+	int fd;
+
+	if (lo)
+		return lo;
+	fd = owner_open(of);
+	lo = fd >= 0 ? calloc(1, sizeof(*lo)) : NULL;
+	if (!lo) {
+		*err = fd < 0 ? fd : -ENOMEM;
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	*lo = (struct lock_owner){
+		.inode = of->inode, .owner = owner, .via = of, .fd = fd, .refs = 2, .linked = true
+	};
+	pthread_mutex_lock(&owners_lock);
+	other = owner_lookup(of->inode, owner); /* another thread of the owner won */
+	if (other) {
+		other->refs++;
+	} else {
+		unsigned int h = owner_hash(of->inode, owner);
+
+		lo->next = owners[h];
+		owners[h] = lo;
+		__atomic_add_fetch(&owners_count, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&owners_lock);
+	__atomic_store_n(&of->locked, true, __ATOMIC_RELAXED);
+	if (other) {
+		close(fd);
+		free(lo);
+	}
+	return other ? other : lo;
+}
+
+static void mark_changed(struct open_file *of, void *arg)
+{
+	if (of->inode == arg)
+		__atomic_store_n(&of->changed, true, __ATOMIC_RELEASE);
+}
+
+/*
+ * A lock was granted: in shared mode, what this host cached of the file may
+ * predate writes another host made under the lock it held before. Drop the
+ * kernel's pages and attributes (not under the writeback cache, whose dirty
+ * pages the kernel would first write back through a worker this request may
+ * be waiting for) and have every handle drop its buffers at its next read.
+ */
+static void lock_granted(struct inode *n, fuse_ino_t ino)
+{
+	if (!shared_mode())
+		return;
+	if (!accelfs.opts.writeback && accelfs.se)
+		fuse_lowlevel_notify_inval_inode(accelfs.se, ino, 0, 0);
+	ops_file_foreach(mark_changed, n);
+}
+
+/* Before a lock is released: what was deferred under it reaches SOURCE first. */
+static void lock_releasing(struct inode *n)
+{
+	wb_flush_file(n);
+}
+
+static fuse_ino_t ino_of(const struct inode *n)
+{
+	return n == &accelfs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+}
+
+static void accel_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+			struct flock *lock)
+{
+	struct open_file *of = fh_of(fi);
+	struct lock_owner *lo = owner_find(of->inode, fi->lock_owner);
+	struct flock fl = *lock;
+
+	(void)ino;
+	fl.l_pid = 0;
+	/* the owner's own locks never conflict with it: ask through its descriptor */
+	if (fcntl(lo ? lo->fd : of->fd, F_OFD_GETLK, &fl)) {
+		int err = errno;
+
+		if (lo)
+			owner_put(lo);
+		fuse_reply_err(req, err);
+		return;
+	}
+	if (lo)
+		owner_put(lo);
+	if (fl.l_pid < 0) /* an OFD lock (ours among them) has no process */
+		fl.l_pid = 0;
+	fuse_reply_lock(req, &fl);
+}
+
+/* The lock is free or ours now: 0, or -errno (-EAGAIN: held by another owner). */
+static int try_fcntl(struct lock_owner *lo, struct flock *fl)
+{
+	fl->l_pid = 0;
+	if (!fcntl(lo->fd, F_OFD_SETLK, fl))
+		return 0;
+	return errno == EACCES ? -EAGAIN : -errno;
+}
+
+static int try_flock(struct open_file *of, int op)
+{
+	if (!flock(of->fd, op | LOCK_NB))
+		return 0;
+	return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+}
+
+static void wait_start(fuse_req_t req, struct open_file *of, struct lock_owner *lo,
+		       const struct flock *fl, int op);
+
+static void accel_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+			struct flock *lock, int sleep)
+{
+	struct open_file *of = fh_of(fi);
+	struct lock_owner *lo;
+	struct flock fl = *lock;
+	int ret = 0;
+
+	if (fl.l_type == F_UNLCK) {
+		lo = owner_find(of->inode, fi->lock_owner);
+		if (lo) {
+			lock_releasing(of->inode);
+			ret = try_fcntl(lo, &fl);
+			owner_put(lo);
+		}
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	lo = owner_get(of, fi->lock_owner, &ret);
+	if (lo)
+		ret = try_fcntl(lo, &fl);
+	if (ret == -EAGAIN && sleep && lo) {
+		wait_start(req, of, lo, &fl, 0); /* takes lo's reference */
+		return;
+	}
+	if (lo)
+		owner_put(lo);
+	if (!ret)
+		lock_granted(of->inode, ino);
+	fuse_reply_err(req, -ret);
+}
+
+static void accel_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op)
+{
+	struct open_file *of = fh_of(fi);
+	int ret;
+
+	if (op & LOCK_UN) {
+		lock_releasing(of->inode);
+		ret = flock(of->fd, LOCK_UN) ? -errno : 0;
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	ret = try_flock(of, op & (LOCK_SH | LOCK_EX));
+	if (ret == -EAGAIN && !(op & LOCK_NB)) {
+		wait_start(req, of, NULL, NULL, op & (LOCK_SH | LOCK_EX));
+		return;
+	}
+	if (!ret)
+		lock_granted(of->inode, ino);
+	fuse_reply_err(req, -ret);
+}
+
+/* ---- waiting without a worker ---- */
+
+static void lock_sig_handler(int sig)
+{
+	(void)sig; /* only ends the waiting system call (EINTR) */
+}
+
+static void wait_interrupt(fuse_req_t req, void *data)
+{
+	struct lock_wait *w = data;
+	/* until it leaves its system call: a signal sent just before it entered
+	 * one would be lost, so the timer repeats it */
+	struct itimerspec its = { .it_interval = { 0, LOCK_KICK_NS }, .it_value = { 0, 1 } };
+
+	(void)req;
+	__atomic_store_n(&w->interrupted, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&w->kick_ok, __ATOMIC_SEQ_CST))
+		timer_settime(w->kick, 0, &its, NULL);
+}
+
+/* Wait for the lock; 0, -EINTR (interrupted) or -errno. */
+static int wait_for_lock(struct lock_wait *w)
+{
+	for (;;) {
+		int r;
+
+		if (__atomic_load_n(&w->interrupted, __ATOMIC_SEQ_CST))
+			return -EINTR;
+		r = w->lo ? fcntl(w->lo->fd, F_OFD_SETLKW, &w->fl) : flock(w->of->fd, w->op);
+		if (!r)
+			return 0;
+		if (errno != EINTR)
+			return errno == EACCES ? -EAGAIN : -errno;
+	}
+}
+
+/* Give back a lock whose requester is gone (its reply found no request). */
+static void wait_undo(struct lock_wait *w)
+{
+	if (w->lo) {
+		struct flock un = w->fl;
+
+		un.l_type = F_UNLCK;
+		fcntl(w->lo->fd, F_OFD_SETLK, &un);
+	} else {
+		flock(w->of->fd, LOCK_UN);
+	}
+}
+
+static void wait_end(struct lock_wait *w)
+{
+	struct lock_wait **p;
+
+	if (w->lo)
+		owner_put(w->lo);
+	pthread_mutex_lock(&waits_lock);
+	for (p = &waits; *p != w; p = &(*p)->next)
+		;
+	*p = w->next;
+	waits_total--;
+	if (w->uid)
+		waits_nonroot--;
+	pthread_cond_broadcast(&waits_done);
+	pthread_mutex_unlock(&waits_lock);
+	free(w);
+}
+
+static void *wait_thread(void *arg)
+{
+	struct lock_wait *w = arg;
+	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = LOCK_SIG };
+	sigset_t set;
+	int ret;
+
+	sigemptyset(&set);
+	sigaddset(&set, LOCK_SIG);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	w->tid = (pid_t)syscall(SYS_gettid);
+	sev._sigev_un._tid = w->tid; /* sigev_notify_thread_id: not in glibc 2.36 */
+	if (!timer_create(CLOCK_MONOTONIC, &sev, &w->kick))
+		__atomic_store_n(&w->kick_ok, true, __ATOMIC_SEQ_CST);
+	/* called at once if the request was interrupted already */
+	fuse_req_interrupt_func(w->req, wait_interrupt, w);
+	ret = wait_for_lock(w);
+	/* waits for a running wait_interrupt; none is called after it, and
+	 * lock_stop arms the timer only under waits_lock while kick_ok */
+	fuse_req_interrupt_func(w->req, NULL, NULL);
+	pthread_mutex_lock(&waits_lock);
+	bool kick = __atomic_exchange_n(&w->kick_ok, false, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&waits_lock);
+	if (kick)
+		timer_delete(w->kick);
+	if (!ret)
+		lock_granted(w->of->inode, ino_of(w->of->inode));
+	if (fuse_reply_err(w->req, -ret) == -ENOENT && !ret)
+		wait_undo(w);
+	wait_end(w);
+	return NULL;
+}
+
+/* waits_lock held: may @uid start one more wait? */
+static bool wait_room(uid_t uid)
+{
+	unsigned int mine = 0;
+
+	if (uid == 0)
+		return true;
+	for (struct lock_wait *w = waits; w; w = w->next)
+		mine += w->uid == uid;
+	return mine < LOCK_WAITS_PER_UID && waits_nonroot < LOCK_WAITS_MAX;
+}
+
+static bool wait_admit(struct lock_wait *w)
+{
+	bool ok;
+
+	pthread_mutex_lock(&waits_lock);
+	ok = wait_room(w->uid);
+	if (ok) {
+		w->next = waits;
+		waits = w;
+		waits_total++;
+		if (w->uid)
+			waits_nonroot++;
+	}
+	pthread_mutex_unlock(&waits_lock);
+	if (!ok)
+		log_msg(LOG_WARNING, "uid %u: more than %u lock requests waiting: ENOLCK",
+			(unsigned int)w->uid, LOCK_WAITS_PER_UID);
+	return ok;
+}
+
+/* Hand @req to a thread of its own; takes @lo's reference. */
+static void wait_start(fuse_req_t req, struct open_file *of, struct lock_owner *lo,
+		       const struct flock *fl, int op)
+{
+	struct lock_wait *w = calloc(1, sizeof(*w));
+	pthread_attr_t attr;
+	pthread_t t;
+	int ret = w ? 0 : ENOMEM;
+
+	if (w) {
+		*w = (struct lock_wait){
+			.req = req, .of = of, .lo = lo, .op = op, .uid = fuse_req_ctx(req)->uid
+		};
+		if (fl)
+			w->fl = *fl;
+		if (!wait_admit(w)) {
+			free(w);
+			w = NULL;
+			ret = ENOLCK;
+		}
+	}
+	if (w) {
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, LOCK_WAIT_STACK);
+		ret = pthread_create(&t, &attr, wait_thread, w);
+		pthread_attr_destroy(&attr);
+		if (!ret)
+			return;
+		w->lo = NULL; /* the reference is put below */
+		wait_end(w);
+	}
+	if (lo)
+		owner_put(lo);
+	fuse_reply_err(req, ret == EAGAIN ? ENOLCK : ret);
+}
+
+/* ---- the owner's close ---- */
+
+void lock_flush(struct open_file *of, uint64_t owner)
+{
+	struct lock_owner *lo;
+
+	if (!__atomic_load_n(&owners_count, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&owners_lock);
+	lo = owner_lookup(of->inode, owner);
+	if (lo)
+		owner_unlink(lo);
+	pthread_mutex_unlock(&owners_lock);
+	if (!lo)
+		return;
+	lock_releasing(of->inode);
+	owner_put(lo); /* the table's reference: the last one closes the descriptor */
+}
+
+void lock_release_handle(struct open_file *of)
+{
+	struct lock_owner *gone = NULL, *lo, **p;
+
+	if (!__atomic_load_n(&of->locked, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&owners_lock);
+	for (unsigned int i = 0; i < OWNER_BUCKETS; i++)
+		for (p = &owners[i]; (lo = *p);) {
+			if (lo->via != of) {
+				p = &lo->next;
+				continue;
+			}
+			owner_unlink(lo);
+			lo->next = gone;
+			gone = lo;
+		}
+	pthread_mutex_unlock(&owners_lock);
+	while ((lo = gone)) {
+		gone = lo->next;
+		owner_put(lo);
+	}
+}
+
+int lock_start(void)
+{
+	struct sigaction sa = { .sa_handler = lock_sig_handler };
+
+	sigemptyset(&sa.sa_mask);
+	return sigaction(LOCK_SIG, &sa, NULL); /* no SA_RESTART: the wait must end */
+}
+
+/* Before the session goes: every waiter is interrupted and has replied. */
+void lock_stop(void)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&waits_lock);
+	for (struct lock_wait *w = waits; w; w = w->next)
+		wait_interrupt(w->req, w);
+	while (waits_total && !pthread_cond_timedwait(&waits_done, &waits_lock, &until))
+		;
+	if (waits_total)
+		log_msg(LOG_ERR, "%u lock waits did not end", waits_total);
+	pthread_mutex_unlock(&waits_lock);
+}
+
+void ops_lock_fill(struct fuse_lowlevel_ops *ops)
+{
+	if (accelfs.opts.locks != LOCKS_FORWARD)
+		return;
+	ops->getlk = accel_getlk;
+	ops->setlk = accel_setlk;
+	ops->flock = accel_flock;
+}
