@@ -67,6 +67,44 @@ static int entry_ref(int fd, struct fuse_entry_param *e)
 	return 0;
 }
 
+static void stat_from_statx(const struct statx *x, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(x->stx_dev_major, x->stx_dev_minor);
+	st->st_ino = x->stx_ino;
+	st->st_mode = x->stx_mode;
+	st->st_nlink = x->stx_nlink;
+	st->st_uid = x->stx_uid;
+	st->st_gid = x->stx_gid;
+	st->st_rdev = makedev(x->stx_rdev_major, x->stx_rdev_minor);
+	st->st_size = (off_t)x->stx_size;
+	st->st_blksize = x->stx_blksize;
+	st->st_blocks = (blkcnt_t)x->stx_blocks;
+	st->st_atim = (struct timespec){ x->stx_atime.tv_sec, x->stx_atime.tv_nsec };
+	st->st_mtim = (struct timespec){ x->stx_mtime.tv_sec, x->stx_mtime.tv_nsec };
+	st->st_ctim = (struct timespec){ x->stx_ctime.tv_sec, x->stx_ctime.tv_nsec };
+}
+
+/*
+ * What @name in @pfd is now. In shared mode the answer must come from
+ * SOURCE, not from its client's caches: another host may have replaced the
+ * name (write-temp-then-rename) while the SOURCE client still maps it to
+ * the old object, whose open would then fail with ESTALE. AT_STATX_FORCE_SYNC
+ * asks the server; a name found stale that way is looked up again by the
+ * VFS (LOOKUP_REVAL), as it does for a program's own stat.
+ */
+static int stat_name(int pfd, const char *name, struct stat *st)
+{
+	struct statx x;
+
+	if (!accelfs.shared)
+		return fstatat(pfd, name, st, AT_SYMLINK_NOFOLLOW);
+	if (statx(pfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC, STATX_BASIC_STATS, &x))
+		return -1;
+	stat_from_statx(&x, st);
+	return 0;
+}
+
 int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
 {
 	struct inode *p = inode_get(parent);
@@ -81,7 +119,7 @@ int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e
 	/* A name whose object the kernel already has a node for (readdirplus of
 	 * a listed tree, a LOOKUP after the entry expired) costs one fstatat;
 	 * a missing name answers here too. Else the name is opened. */
-	if (pfd >= 0 && fstatat(pfd, name, &e->attr, AT_SYMLINK_NOFOLLOW)) {
+	if (pfd >= 0 && stat_name(pfd, name, &e->attr)) {
 		err = errno;
 		inode_fd_put(p, pfd);
 		return -err;
@@ -97,6 +135,8 @@ int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e
 		}
 	}
 	fd = INODE_FD_OR(pfd, openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+	if (fd < 0 && pfd >= 0 && errno == ESTALE) /* replaced meanwhile: again, as NFS does */
+		fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	inode_fd_put(p, pfd);
 	if (fd < 0)
 		return -errno;
