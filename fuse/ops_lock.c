@@ -64,6 +64,7 @@ struct lock_owner {
 	int fd;			     /* the owner's locks are this descriptor's OFD locks */
 	unsigned int refs;	     /* owners_lock: the table's one while linked, waiters' */
 	bool linked;		     /* owners_lock: in the table */
+	pid_t pid;		     /* atomic: the process that asked for its last lock */
 };
 
 static struct lock_owner *owners[OWNER_BUCKETS];
@@ -242,6 +243,41 @@ static fuse_ino_t ino_of(const struct inode *n)
 	return n == &accelfs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
 }
 
+#define HOLDERS_MAX 32
+
+/*
+ * The process holding @found, the conflict F_OFD_GETLK reported for @ask
+ * (an OFD lock has no pid): the owner of the file, other than @self, that
+ * does not see that conflict from its own descriptor. 0 if none of ours
+ * (another host's, or a program's on SOURCE without a pid).
+ */
+static pid_t holder_pid(const struct inode *n, const struct lock_owner *self,
+			const struct flock *ask, const struct flock *found)
+{
+	struct lock_owner *c[HOLDERS_MAX];
+	unsigned int k = 0;
+	pid_t pid = 0;
+
+	pthread_mutex_lock(&owners_lock);
+	for (unsigned int i = 0; i < OWNER_BUCKETS && k < HOLDERS_MAX; i++)
+		for (struct lock_owner *lo = owners[i]; lo && k < HOLDERS_MAX; lo = lo->next)
+			if (lo->inode == n && lo != self) {
+				lo->refs++;
+				c[k++] = lo;
+			}
+	pthread_mutex_unlock(&owners_lock);
+	for (unsigned int i = 0; i < k; i++) {
+		struct flock q = *ask;
+
+		q.l_pid = 0;
+		if (!pid && !fcntl(c[i]->fd, F_OFD_GETLK, &q) &&
+		    (q.l_type == F_UNLCK || q.l_start != found->l_start || q.l_len != found->l_len))
+			pid = __atomic_load_n(&c[i]->pid, __ATOMIC_RELAXED);
+		owner_put(c[i]);
+	}
+	return pid;
+}
+
 static void accel_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 			struct flock *lock)
 {
@@ -260,10 +296,11 @@ static void accel_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		fuse_reply_err(req, err);
 		return;
 	}
+	/* an OFD lock has no process: ours are taken for one */
+	if (fl.l_type != F_UNLCK && fl.l_pid < 0)
+		fl.l_pid = holder_pid(of->inode, lo, lock, &fl);
 	if (lo)
 		owner_put(lo);
-	if (fl.l_pid < 0) /* an OFD lock (ours among them) has no process */
-		fl.l_pid = 0;
 	fuse_reply_lock(req, &fl);
 }
 
@@ -305,8 +342,10 @@ static void accel_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		return;
 	}
 	lo = owner_get(of, fi->lock_owner, &ret);
-	if (lo)
+	if (lo) {
+		__atomic_store_n(&lo->pid, fuse_req_ctx(req)->pid, __ATOMIC_RELAXED);
 		ret = try_fcntl(lo, &fl);
+	}
 	if (ret == -EAGAIN && sleep && lo) {
 		wait_start(req, of, lo, &fl, 0); /* takes lo's reference */
 		return;
