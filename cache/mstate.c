@@ -30,13 +30,14 @@ int mstate_dir(unsigned int uid, char *buf, size_t len)
 
 static int write_all(int fd, const struct mstate *m)
 {
-	char buf[2 * MSTATE_PATH_LEN + 256];
-	int n = snprintf(buf, sizeof(buf),
-			 "pid %" PRIu32 "\nmountpoint %s\nsource %s\nwatch %s\n"
-			 "watch_events %" PRIu64 "\nwatch_invalidations %" PRIu64
-			 "\nwatch_overflows %" PRIu64 "\nwatch_unwatched %" PRIu64 "\n",
-			 m->pid, m->mountpoint, m->source, m->watch, m->watch_events,
-			 m->watch_invalidations, m->watch_overflows, m->watch_unwatched);
+	char buf[2 * MSTATE_PATH_LEN + 512];
+	int n = snprintf(
+	    buf, sizeof(buf),
+	    "pid %" PRIu32 "\nmountpoint %s\nsource %s\nwatch %s\n"
+	    "watch_events %" PRIu64 "\nwatch_invalidations %" PRIu64 "\nwatch_overflows %" PRIu64
+	    "\nwatch_unwatched %" PRIu64 "\nshared %s\nlocks %s\n",
+	    m->pid, m->mountpoint, m->source, m->watch, m->watch_events, m->watch_invalidations,
+	    m->watch_overflows, m->watch_unwatched, m->shared, m->locks);
 
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return -ENAMETOOLONG;
@@ -101,6 +102,10 @@ static void parse_line(char *line, struct mstate *m)
 		m->watch_overflows = strtoull(v, NULL, 10);
 	else if (!strcmp(line, "watch_unwatched"))
 		m->watch_unwatched = strtoull(v, NULL, 10);
+	else if (!strcmp(line, "shared"))
+		snprintf(m->shared, sizeof(m->shared), "%s", v);
+	else if (!strcmp(line, "locks"))
+		snprintf(m->locks, sizeof(m->locks), "%s", v);
 }
 
 int mstate_read(const char *path, struct mstate *m)

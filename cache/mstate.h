@@ -30,6 +30,8 @@ struct mstate {
 	uint64_t watch_invalidations; /* notifications sent to the kernel */
 	uint64_t watch_overflows;     /* event queue overflows (everything invalidated) */
 	uint64_t watch_unwatched; /* inotify: directories held but not watched (short timeouts) */
+	char shared[192];	  /* "on (why)" or "off (why)": shared mode (fuse/shared.c) */
+	char locks[16];		  /* "forward" or "local" */
 };
 
 /* The state directory for euid @uid into @buf; 0 or -errno (-ENOENT: none). */

@@ -73,6 +73,11 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
 	if (accelfs.opts.locks == LOCKS_FORWARD)
 		conn->want |= conn->capable & (FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+	/* No splice of requests into a pipe: the data is copied anyway (pool,
+	 * deferred write), and libfuse needs a pipe of max_write + a page,
+	 * which is more than fs.pipe-max-size (1 MiB): it then made, failed
+	 * to grow and closed a pipe on every request (7 system calls each). */
+	conn->want &= ~FUSE_CAP_SPLICE_READ;
 	conn->max_write = ACCEL_MAX_WRITE;
 	/* The kernel takes min(this, the bdi's read-ahead), which bdi_tune()
 	 * raised before the INIT reply; FUSE offers only 128 KiB by itself. */

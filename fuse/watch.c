@@ -209,6 +209,10 @@ static void mstate_init(struct mstate *m)
 	m->pid = (uint32_t)getpid();
 	snprintf(m->mountpoint, sizeof(m->mountpoint), "%s", accelfs.mountpoint_real);
 	snprintf(m->source, sizeof(m->source), "%s", accelfs.source_real);
+	snprintf(m->shared, sizeof(m->shared), "%s (%s)", accelfs.shared ? "on" : "off",
+		 accelfs.shared_why);
+	snprintf(m->locks, sizeof(m->locks), "%s",
+		 accelfs.opts.locks == LOCKS_FORWARD ? "forward" : "local");
 }
 
 /* The watcher failed while running: off from now on, and nothing cached trusted. */
