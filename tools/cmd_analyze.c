@@ -159,14 +159,16 @@ static const char *reason(int err)
 static int analyze_one(const char *path, struct analyze_opts *o)
 {
 	struct analysis a = { .path = path };
+	struct mountres r;
 	int fd, ret;
 
-	ret = mountres_resolve(path, a.backing, sizeof(a.backing));
-	fd = ret < 0 ? ret : cmd_open_source(a.backing, O_RDONLY);
+	ret = mountres_resolve(path, &r);
+	fd = ret < 0 ? ret : cmd_open_source(r.path, O_RDONLY);
 	if (fd < 0) {
 		util_err("analyze", path, "%s", cmd_strerror(fd));
 		return -1;
 	}
+	snprintf(a.backing, sizeof(a.backing), "%s", r.path);
 	ret = fstat(fd, &a.st) < 0 ? -errno : 0;
 	if (ret == 0 && !S_ISREG(a.st.st_mode))
 		ret = S_ISDIR(a.st.st_mode) ? -EISDIR : -EINVAL;

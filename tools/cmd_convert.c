@@ -154,17 +154,17 @@ static int fail(const struct convert_opts *o, const struct replace_job *job, int
 static int open_target(const struct convert_opts *o, const char *in, struct replace_job *job,
 		       char *name, size_t len)
 {
-	char out[PATH_MAX];
 	const char *path = in, *shown = o->in;
+	struct mountres r;
 	int ret;
 
 	if (!o->replace) {
-		ret = mountres_resolve(o->out, out, sizeof(out));
+		ret = mountres_resolve(o->out, &r);
 		if (ret < 0) {
 			util_err("convert", o->out, "%s", strerror(-ret));
 			return ret;
 		}
-		path = out;
+		path = r.path;
 		shown = o->out;
 	}
 	job->dir_fd = util_open_parent(path, name, len);
@@ -207,19 +207,20 @@ static int run_job(const struct convert_opts *o, struct replace_job *job)
 static int convert(const struct convert_opts *o, const struct fdl *fdl)
 {
 	struct replace_job job = { .kind = "convert", .in_fd = -1, .dir_fd = -1, .fdl = fdl };
-	char in[PATH_MAX], name[NAME_MAX + 1];
+	char name[NAME_MAX + 1];
+	struct mountres in;
 	int ret;
 
 	job.target_is_source = o->replace;
 	job.noreplace = !o->replace;
 	job.owner_best_effort = !o->replace && !(fdl && (fdl->has_uid || fdl->has_gid));
-	ret = mountres_resolve(o->in, in, sizeof(in));
+	ret = mountres_resolve(o->in, &in);
 	if (ret < 0)
 		util_err("convert", o->in, "%s", strerror(-ret));
 	if (ret >= 0)
-		ret = open_in(o, in, &job);
+		ret = open_in(o, in.path, &job);
 	if (ret >= 0)
-		ret = open_target(o, in, &job, name, sizeof(name));
+		ret = open_target(o, in.path, &job, name, sizeof(name));
 	ret = ret < 0 ? EXIT_FAIL : run_job(o, &job);
 	if (job.in_fd >= 0)
 		close(job.in_fd);

@@ -245,11 +245,12 @@ static int walk_one(const char *path, const struct stat *st, int type, struct FT
 
 static int collect_path(struct run *run, const char *shown)
 {
-	char backing[PATH_MAX];
+	struct mountres r;
+	const char *backing = r.path;
 	struct stat st;
 	int ret;
 
-	ret = mountres_resolve(shown, backing, sizeof(backing));
+	ret = mountres_resolve(shown, &r);
 	if (ret >= 0 && lstat(backing, &st) < 0)
 		ret = -errno;
 	if (ret < 0) {

@@ -416,6 +416,7 @@ int cmd_monitor(int argc, char **argv)
 {
 	struct monitor m = { .interval = 3 };
 	char msg[512], name[256];
+	struct mountres r;
 	int ret = parse(argc, argv, &m);
 
 	if (ret >= 0)
@@ -427,7 +428,7 @@ int cmd_monitor(int argc, char **argv)
 			 "not a terminal; use 'accel stat' (or 'accel stat --json') instead");
 		return EXIT_USAGE;
 	}
-	if (m.want_file && (ret = poolsnap_file_id(m.file_label, &m.dev, &m.ino)) < 0) {
+	if (m.want_file && (ret = poolsnap_file_id(m.file_label, &r, &m.dev, &m.ino)) < 0) {
 		util_err("monitor", m.file_label, "%s", strerror(-ret));
 		return EXIT_FAIL;
 	}

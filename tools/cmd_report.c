@@ -124,11 +124,14 @@ static bool wanted(const struct report_opts *o, const struct pool_stats_file *st
 /* The backing file's path, if @path (or the pool's record) still names it. */
 static void find_backing(const struct report_opts *o, struct rfile *rf)
 {
+	struct mountres r;
 	struct stat st;
 	const char *p = o->file ? o->file : rf->st->path;
 
-	if (o->file && mountres_resolve(o->file, rf->backing, sizeof(rf->backing)) >= 0)
+	if (o->file && mountres_resolve(o->file, &r) == 0) {
+		snprintf(rf->backing, sizeof(rf->backing), "%s", r.path);
 		p = rf->backing;
+	}
 	if (stat(p, &st) || (uint64_t)st.st_dev != rf->st->dev ||
 	    (uint64_t)st.st_ino != rf->st->ino || !S_ISREG(st.st_mode)) {
 		rf->backing[0] = '\0';
@@ -728,6 +731,7 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o = { 0 };
 	struct report r = { 0 };
 	char msg[512], name[256];
+	struct mountres res;
 	struct pool *pool;
 	int ret = parse(argc, argv, &o);
 
@@ -735,7 +739,7 @@ int cmd_report(int argc, char **argv)
 		return ret;
 	poolsnap_name(o.pool, name, sizeof(name));
 	r.name = name;
-	if (o.file && (ret = poolsnap_file_id(o.file, &o.dev, &o.ino)) < 0) {
+	if (o.file && (ret = poolsnap_file_id(o.file, &res, &o.dev, &o.ino)) < 0) {
 		util_err("report", o.file, "%s", strerror(-ret));
 		return EXIT_FAIL;
 	}

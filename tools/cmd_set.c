@@ -150,14 +150,16 @@ static int set_one(const struct set_opts *o, enum tuning_key k, const char *path
 
 static int set_file(const struct set_opts *o, const char *path)
 {
-	char backing[PATH_MAX];
+	struct mountres r;
+	const char *backing = r.path;
 	struct stat st;
 	int ret;
 
-	if (mountres_resolve(path, backing, sizeof(backing)) < 0)
-		snprintf(backing, sizeof(backing), "%s", path);
-	if (stat(backing, &st)) {
-		set_error(path, -errno);
+	ret = mountres_resolve(path, &r);
+	if (ret == 0 && stat(backing, &st))
+		ret = -errno;
+	if (ret) {
+		set_error(path, ret);
 		return EXIT_FAIL;
 	}
 	if (!S_ISREG(st.st_mode)) {

@@ -163,13 +163,15 @@ static void text_passthrough(const struct show_file *f)
 /* Fill @f for @f->path. 0, or -errno if the file cannot be looked at. */
 static int look(const struct show_opts *o, struct show_file *f)
 {
+	struct mountres r;
 	struct stat st;
 	int ret;
 
-	ret = mountres_resolve(f->path, f->backing, sizeof(f->backing));
-	f->resolved = ret == 1;
+	ret = mountres_resolve(f->path, &r);
 	if (ret < 0)
-		snprintf(f->backing, sizeof(f->backing), "%s", f->path);
+		return ret;
+	f->resolved = r.mountpoint[0] != '\0';
+	snprintf(f->backing, sizeof(f->backing), "%s", r.path);
 	if (stat(f->backing, &st))
 		return -errno;
 	for (int k = 0; k < TUNING_N && !f->xattr_err; k++) {

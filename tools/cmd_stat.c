@@ -431,13 +431,14 @@ int cmd_stat(int argc, char **argv)
 {
 	struct stat_opts o = { 0 };
 	char msg[512], name[256];
+	struct mountres r;
 	struct pool *pool;
 	int ret = parse(argc, argv, &o);
 
 	if (ret >= 0)
 		return ret;
 	poolsnap_name(o.pool, name, sizeof(name));
-	if (o.file && (ret = poolsnap_file_id(o.file, &o.dev, &o.ino)) < 0) {
+	if (o.file && (ret = poolsnap_file_id(o.file, &r, &o.dev, &o.ino)) < 0) {
 		util_err("stat", o.file, "%s", strerror(-ret));
 		return EXIT_FAIL;
 	}

@@ -287,18 +287,18 @@ static int pick_daemon(const struct trace_opts *o, char *exe, size_t len, long *
 /* The positional parameters for --file: the backing file's inode and path. */
 static int file_params(const struct trace_opts *o, char *ino, char *name, size_t len)
 {
+	struct mountres r;
 	uint64_t dev, i = 0;
 	int ret;
 
 	snprintf(name, len, "all");
 	if (o->file) {
-		ret = poolsnap_file_id(o->file, &dev, &i);
+		ret = poolsnap_file_id(o->file, &r, &dev, &i);
 		if (ret < 0) {
 			util_err("trace", o->file, "%s", strerror(-ret));
 			return EXIT_FAIL;
 		}
-		if (mountres_resolve(o->file, name, len) < 0)
-			snprintf(name, len, "%s", o->file);
+		snprintf(name, len, "%s", r.path);
 	}
 	snprintf(ino, 32, "%llu", (unsigned long long)i);
 	return 0;

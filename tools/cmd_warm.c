@@ -125,11 +125,15 @@ static int add_extents(struct warm_run *r, size_t i)
 static int open_file(struct warm_run *r, const char *arg, struct warm_file *f)
 {
 	struct pool_file_id id;
+	struct mountres res;
 	struct stat st;
 	int ret;
 
-	if (mountres_resolve(arg, f->path, sizeof(f->path)))
-		snprintf(f->path, sizeof(f->path), "%s", arg);
+	/* the backing file's device and inode: what the mount's daemon looks up */
+	ret = mountres_resolve(arg, &res);
+	if (ret < 0)
+		return ret;
+	snprintf(f->path, sizeof(f->path), "%s", res.path);
 	f->fd = cmd_open_source(f->path, O_RDONLY);
 	if (f->fd < 0)
 		return f->fd;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "mountinfo.h"
@@ -85,6 +86,7 @@ static size_t covers(const char *mnt, const char *abs)
 struct best {
 	size_t len;
 	int accelfs;
+	char point[PATH_MAX];
 	char source[PATH_MAX];
 	char rel[PATH_MAX];
 };
@@ -101,8 +103,16 @@ static void consider(struct best *b, char *line, const char *abs)
 		return;
 	b->len = n;
 	b->accelfs = strcmp(m.fstype, ACCELFS_FSTYPE) == 0 && m.source[0] == '/';
+	snprintf(b->point, sizeof(b->point), "%s", m.point);
 	snprintf(b->source, sizeof(b->source), "%s", m.source);
 	snprintf(b->rel, sizeof(b->rel), "%s", n == 1 ? abs + 1 : abs + n + (abs[n] == '/'));
+}
+
+static FILE *open_table(const char *mountinfo)
+{
+	const char *table = getenv("ACCEL_TEST_MOUNTINFO");
+
+	return fopen(mountinfo ? mountinfo : table ? table : "/proc/self/mountinfo", "re");
 }
 
 /* Read the table and return the innermost mount containing @abs (NULL: none/ENOMEM). */
@@ -112,7 +122,7 @@ static struct best *innermost(const char *mountinfo, const char *abs)
 	struct best *b;
 	FILE *f;
 
-	f = fopen(mountinfo, "re");
+	f = open_table(mountinfo);
 	if (!f)
 		return NULL;
 	b = calloc(1, sizeof(*b));
@@ -122,30 +132,44 @@ static struct best *innermost(const char *mountinfo, const char *abs)
 	return b;
 }
 
-int mountres_resolve_in(const char *mountinfo, const char *path, char *out, size_t len)
+int mountres_resolve_in(const char *mountinfo, const char *path, struct mountres *r)
 {
 	char abs[PATH_MAX];
 	struct best *b;
 	int n, ret;
 
+	r->mountpoint[0] = '\0';
 	ret = mountres_normalize(path, abs, sizeof(abs));
 	if (ret < 0)
 		return ret;
 	b = innermost(mountinfo, abs);
 	if (b && b->accelfs) {
-		n = snprintf(out, len, "%s%s%s", b->source, b->rel[0] ? "/" : "", b->rel);
-		ret = 1;
+		n = snprintf(r->path, sizeof(r->path), "%s%s%s", b->source, b->rel[0] ? "/" : "",
+			     b->rel);
+		snprintf(r->mountpoint, sizeof(r->mountpoint), "%s", b->point);
 	} else {
-		n = snprintf(out, len, "%s", path);
-		ret = 0;
+		n = snprintf(r->path, sizeof(r->path), "%s", path);
 	}
 	free(b);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : ret;
+	return n < 0 || (size_t)n >= sizeof(r->path) ? -ENAMETOOLONG : 0;
 }
 
-int mountres_resolve(const char *path, char *out, size_t len)
+int mountres_resolve(const char *path, struct mountres *r)
 {
-	const char *table = getenv("ACCEL_TEST_MOUNTINFO");
+	return mountres_resolve_in(NULL, path, r);
+}
 
-	return mountres_resolve_in(table ? table : "/proc/self/mountinfo", path, out, len);
+bool mountres_dev_accelfs(dev_t dev)
+{
+	char line[3 * PATH_MAX];
+	struct mountinfo_line m;
+	bool found = false;
+	FILE *f = open_table(NULL);
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = mountinfo_parse(line, &m) == 0 && !strcmp(m.fstype, ACCELFS_FSTYPE) &&
+			makedev(m.major, m.minor) == dev;
+	if (f)
+		fclose(f);
+	return found;
 }

@@ -114,15 +114,15 @@ const struct pool_stats_file *poolsnap_find(const struct poolsnap *s, uint64_t d
 	return NULL;
 }
 
-int poolsnap_file_id(const char *path, uint64_t *dev, uint64_t *ino)
+int poolsnap_file_id(const char *path, struct mountres *r, uint64_t *dev, uint64_t *ino)
 {
-	char backing[PATH_MAX];
 	struct stat st;
+	int ret = mountres_resolve(path, r);
 
-	if (mountres_resolve(path, backing, sizeof(backing)) < 0 || stat(backing, &st) < 0) {
-		if (stat(path, &st) < 0)
-			return -errno;
-	}
+	if (ret < 0)
+		return ret;
+	if (stat(r->path, &st) < 0)
+		return -errno;
 	*dev = (uint64_t)st.st_dev;
 	*ino = (uint64_t)st.st_ino;
 	return 0;

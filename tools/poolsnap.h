@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mountres.h"
 #include "pool.h"
 
 struct poolsnap {
@@ -52,9 +53,10 @@ const struct pool_stats_file *poolsnap_find(const struct poolsnap *s, uint64_t d
 
 /*
  * poolsnap_file_id - the (dev, ino) the pool knows @path by: that of its
- * backing file when @path is inside an accelfs mount, else its own.
- * Returns 0 or -errno from stat().
+ * backing file when @path is inside an accelfs mount, else its own; @r
+ * receives mountres_resolve()'s result.
+ * Returns 0 or -errno from the resolver or stat().
  */
-int poolsnap_file_id(const char *path, uint64_t *dev, uint64_t *ino);
+int poolsnap_file_id(const char *path, struct mountres *r, uint64_t *dev, uint64_t *ino);
 
 #endif

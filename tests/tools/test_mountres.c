@@ -4,9 +4,11 @@
  * mount winning, names with escapes included (the parser itself is
  * cache/mountinfo.c, tested in tests/cache/test_mountinfo.c).
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cunit_main.h"
@@ -28,24 +30,49 @@ static void test_normalize(void)
 	CU_ASSERT_STRING_EQUAL(out, want);
 }
 
-static void resolve(const char *path, int want_ret, const char *want)
+/* Resolve @path: 0 with @want to work on, inside mount @mnt ("" for none). */
+static void resolve(const char *path, const char *want, const char *mnt)
 {
-	char out[PATH_MAX];
+	struct mountres r;
 
-	CU_ASSERT_EQUAL(mountres_resolve_in(table, path, out, sizeof(out)), want_ret);
-	CU_ASSERT_STRING_EQUAL(out, want);
+	CU_ASSERT_EQUAL(mountres_resolve_in(table, path, &r), 0);
+	CU_ASSERT_STRING_EQUAL(r.path, want);
+	CU_ASSERT_STRING_EQUAL(r.mountpoint, mnt);
 }
 
 static void test_resolve(void)
 {
-	resolve("/mnt/acc/dir/file", 1, "/srv/backing/dir/file");
-	resolve("/mnt/acc", 1, "/srv/backing");
-	resolve("/mnt/acc/../acc/./f", 1, "/srv/backing/f");
-	resolve("/mnt/accx/f", 0, "/mnt/accx/f");	/* prefix of a name is not a match */
-	resolve("/mnt/acc/tmp/f", 0, "/mnt/acc/tmp/f"); /* nested tmpfs wins */
-	resolve("/mnt/other/f", 0, "/mnt/other/f");	/* other FUSE fs */
-	resolve("/mnt/rel/f", 0, "/mnt/rel/f");		/* source not a path */
-	resolve("/mnt/a b/f", 1, "/srv/c d/f");		/* escaped names (cache/mountinfo.c) */
+	resolve("/mnt/acc/dir/file", "/srv/backing/dir/file", "/mnt/acc");
+	resolve("/mnt/acc", "/srv/backing", "/mnt/acc");
+	resolve("/mnt/acc/../acc/./f", "/srv/backing/f", "/mnt/acc");
+	resolve("/mnt/accx/f", "/mnt/accx/f", "");	 /* prefix of a name is not a match */
+	resolve("/mnt/acc/tmp/f", "/mnt/acc/tmp/f", ""); /* nested tmpfs wins */
+	resolve("/mnt/other/f", "/mnt/other/f", "");	 /* other FUSE fs */
+	resolve("/mnt/rel/f", "/mnt/rel/f", "");	 /* source not a path */
+	resolve("/mnt/a b/f", "/srv/c d/f", "/mnt/a b"); /* escaped names (cache/mountinfo.c) */
+}
+
+/* A path too long for the result is an error, never a half path. */
+static void test_too_long(void)
+{
+	static char path[PATH_MAX + 16];
+	struct mountres r;
+
+	memset(path, 'x', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	CU_ASSERT_EQUAL(mountres_resolve_in(table, path, &r), -ENAMETOOLONG);
+}
+
+/* The device test reads the same table (ACCEL_TEST_MOUNTINFO). */
+static void test_dev(void)
+{
+	setenv("ACCEL_TEST_MOUNTINFO", table, 1);
+	CU_ASSERT_TRUE(mountres_dev_accelfs(makedev(0, 50)));
+	CU_ASSERT_TRUE(mountres_dev_accelfs(makedev(0, 53))); /* accelfs, even with a bad source */
+	CU_ASSERT_FALSE(mountres_dev_accelfs(makedev(0, 51)));
+	CU_ASSERT_FALSE(mountres_dev_accelfs(makedev(8, 1)));
+	unsetenv("ACCEL_TEST_MOUNTINFO");
 }
 
 int main(void)
@@ -69,6 +96,8 @@ int main(void)
 	s = CU_add_suite("mountres", NULL, NULL);
 	CU_add_test(s, "normalize", test_normalize);
 	CU_add_test(s, "resolve", test_resolve);
+	CU_add_test(s, "too long", test_too_long);
+	CU_add_test(s, "accelfs device", test_dev);
 	ret = cunit_run();
 	unlink(table);
 	return ret;
