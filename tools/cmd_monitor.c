@@ -62,8 +62,9 @@ static void help(void)
 	       "their hit percentages, read share, quota and global buffering candidates\n"
 	       "(G: >= 75 %% of their I/O reads).\n\n"
 	       "  --file PATH     start on PATH (inside an accelfs mount: its backing file)\n"
-	       "  --pool NAME     the pool's shared-memory name (default: the one this\n"
-	       "                  user's daemons use, %s for root, %s-UID else)\n"
+	       "  --pool NAME     the pool, \"name\" or \"/name\" (default: the pool of the\n"
+	       "                  mount --file is in; else the one this user's daemons use,\n"
+	       "                  %s for root, %s-UID else)\n"
 	       "  --interval S    seconds between samples (default 3, 0.1 to 3600)\n"
 	       "  -h, --help\n\n"
 	       "Keys: q quit, f choose the file, s sort key, p pause, + and - interval,\n"
@@ -415,23 +416,22 @@ static int monitor_screen(struct monitor *m)
 int cmd_monitor(int argc, char **argv)
 {
 	struct monitor m = { .interval = 3 };
-	char msg[512], name[256];
-	struct mountres r;
+	char msg[512], name[POOL_NAME_LEN];
 	int ret = parse(argc, argv, &m);
 
 	if (ret >= 0)
 		return ret;
-	poolsnap_name(m.name, name, sizeof(name));
-	m.name = name;
 	if (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)) {
 		util_err("monitor", NULL,
 			 "not a terminal; use 'accel stat' (or 'accel stat --json') instead");
 		return EXIT_USAGE;
 	}
-	if (m.want_file && (ret = poolsnap_file_id(m.file_label, &r, &m.dev, &m.ino)) < 0) {
-		util_err("monitor", m.file_label, "%s", strerror(-ret));
-		return EXIT_FAIL;
+	ret = poolsnap_target(m.name, m.file_label, name, &m.dev, &m.ino, msg, sizeof(msg));
+	if (ret) {
+		util_err("monitor", NULL, "%s", msg);
+		return ret == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
 	}
+	m.name = name;
 	ret = poolsnap_open(m.name, &m.pool, msg, sizeof(msg));
 	if (ret) {
 		util_err("monitor", NULL, "%s", msg);

@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "pool.h"
+#include "pool_name.h"
 #include "poolseg.h"
 #include "poolsnap.h"
 #include "util.h"
@@ -69,14 +70,12 @@ static const struct cli_cmd cli = { .name = "pool", .help = help, .own_operands 
 /* "/name" from "name" or "/name" into o->name; EXIT_USAGE if it cannot be a pool name. */
 static int take_name(struct pool_opts *o, const char *arg)
 {
-	const char *base = arg[0] == '/' ? arg + 1 : arg;
+	char why[160];
 
-	if (!base[0] || strchr(base, '/') || strlen(base) + 2 > sizeof(o->name)) {
-		util_err("pool", NULL, "pool name \"%s\": need \"/name\", under %d bytes", arg,
-			 POOL_NAME_LEN);
+	if (pool_name_parse(arg, o->name, why, sizeof(why))) {
+		util_err("pool", NULL, "%s", why);
 		return EXIT_USAGE;
 	}
-	snprintf(o->name, sizeof(o->name), "/%s", base);
 	return 0;
 }
 
@@ -336,15 +335,18 @@ static int reset(const struct pool_opts *o)
 {
 	struct pool_header h;
 	struct users u;
-	char path[128];
+	char path[128], msg[512];
 	uint64_t size;
 	struct stat st;
 	int ret;
 
 	snprintf(path, sizeof(path), "/dev/shm%s", o->name);
 	if (lstat(path, &st)) {
-		util_err("pool", NULL, "pool %s: %s", o->name,
-			 errno == ENOENT ? "does not exist" : strerror(errno));
+		if (errno == ENOENT)
+			poolseg_missing(o->name, msg, sizeof(msg));
+		else
+			snprintf(msg, sizeof(msg), "pool %s: %s", o->name, strerror(errno));
+		util_err("pool", NULL, "%s", msg);
 		return EXIT_FAIL;
 	}
 	ret = poolseg_header(o->name, &h, &size);
@@ -398,13 +400,15 @@ static void recover_line(void *arg, const struct pool_recover_note *n)
 /* --recover: cache/'s recovery (pool_recover_all), on a pool this user may write. */
 static int recover(struct pool_opts *o)
 {
-	char err[256] = "";
+	char err[512] = "";
 	struct pool_config cfg = {
 		.name = o->name, .no_create = true, .mode = 0660, .err = err, .errlen = sizeof(err)
 	};
 	struct pool *pool;
 	int ret = pool_open(&cfg, &pool);
 
+	if (ret == -ENOENT)
+		poolseg_missing(o->name, err, sizeof(err));
 	if (ret) {
 		util_err("pool", NULL, "%s", err[0] ? err : strerror(-ret));
 		return EXIT_FAIL;

@@ -78,7 +78,8 @@ static void help(void)
 	       "by the daemons with SHARDS sampling) and suggested settings: global buffers at\n"
 	       "the knee of the curve within a memory budget split by marginal gain, local\n"
 	       "buffers, deferred write, read-ahead, defragmentation; the same for the pool.\n\n"
-	       "  --pool NAME    the pool (default: this user's daemons' default pool)\n"
+	       "  --pool NAME    the pool, \"name\" or \"/name\" (default: the pool of the\n"
+	       "                 mount --file is in; else this user's daemons' default pool)\n"
 	       "  --file PATH    only the file PATH (inside an accelfs mount: its backing file)\n"
 	       "  --budget SIZE  memory for global-buffer quotas, e.g. 48M (default: 7/8 of\n"
 	       "                 the pool, the most quotas may reserve)\n"
@@ -730,18 +731,17 @@ int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { 0 };
 	struct report r = { 0 };
-	char msg[512], name[256];
-	struct mountres res;
+	char msg[512], name[POOL_NAME_LEN];
 	struct pool *pool;
 	int ret = parse(argc, argv, &o);
 
 	if (ret >= 0)
 		return ret;
-	poolsnap_name(o.pool, name, sizeof(name));
 	r.name = name;
-	if (o.file && (ret = poolsnap_file_id(o.file, &res, &o.dev, &o.ino)) < 0) {
-		util_err("report", o.file, "%s", strerror(-ret));
-		return EXIT_FAIL;
+	ret = poolsnap_target(o.pool, o.file, name, &o.dev, &o.ino, msg, sizeof(msg));
+	if (ret) {
+		util_err("report", NULL, "%s", msg);
+		return ret == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
 	}
 	ret = poolsnap_open(name, &pool, msg, sizeof(msg));
 	if (ret) {

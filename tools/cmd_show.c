@@ -6,6 +6,10 @@
  * and granted, resident buffers, hits. The pool is read without a lock
  * (poolsnap.h), so showing never slows a daemon; a pool that cannot be read
  * is mentioned, and only an explicitly named one makes the command fail.
+ *
+ * Each file is looked up in the pool poolseg_choose() picks for it: --pool,
+ * else the pool of the mount the file is in, else the default; every pool
+ * is snapshot once per run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,20 +23,30 @@
 #include "cli.h"
 #include "cmd.h"
 #include "mountres.h"
+#include "pool_name.h"
 #include "poolseg.h"
 #include "poolsnap.h"
 #include "tuning.h"
 #include "util.h"
 
-struct show_opts {
-	bool json;
-	const char *pool_name; /* --pool, or the default */
-	bool pool_given;
-	char default_name[POOL_NAME_LEN];
+#define SHOW_POOLS 8 /* pools one run looks into; the files of a ninth are shown without */
+
+/* A pool as this run found it. */
+struct pool_view {
+	char name[POOL_NAME_LEN];
 	struct poolsnap snap; /* valid if have_snap */
 	bool have_snap;
-	char pool_msg[512]; /* why there is no snapshot */
-	bool first;	    /* JSON: no file printed yet */
+	char msg[512]; /* why there is no snapshot */
+};
+
+struct show_opts {
+	bool json;
+	const char *pool_arg; /* --pool as given, or NULL */
+	struct pool_view views[SHOW_POOLS];
+	size_t nviews;
+	struct pool_view none; /* a file whose mount uses no pool, or a ninth pool */
+	bool head;	       /* JSON: the head is printed */
+	bool first;	       /* JSON: no file printed yet */
 };
 
 /* What one file looks like: path, backing file, attributes, pool entry. */
@@ -46,6 +60,7 @@ struct show_file {
 	bool regular;
 	struct tuning_values tv;	     /* as the daemon reads them (valid values only) */
 	bool tv_read;			     /* tv could be read (the file could be opened) */
+	const struct pool_view *view;	     /* the pool it was looked up in */
 	const struct pool_stats_file *entry; /* NULL: not in the pool */
 };
 
@@ -57,7 +72,8 @@ static void help(void)
 	       "can be read, the file's entry in it: active streams, quota asked and\n"
 	       "granted, resident buffers, local and global hits. A FILE inside an accelfs\n"
 	       "mount is shown as its backing file.\n\n"
-	       "  --pool NAME   the pool (default: /accelfs-default for root,\n"
+	       "  --pool NAME   the pool, \"name\" or \"/name\" (default: the pool of the\n"
+	       "                mount FILE is in; else /accelfs-default for root,\n"
 	       "                /accelfs-default-UID for others, as the daemon)\n"
 	       "  --json        one JSON object, schema \"accelfs-show/1\" (accel-show(1))\n"
 	       "  -h, --help\n\n"
@@ -71,35 +87,61 @@ static int parse(int argc, char **argv, struct show_opts *o)
 {
 	const struct cli_opt opts[] = {
 		{ .name = "json", .flag = &o->json },
-		{ .name = "pool", .string = &o->pool_name },
+		{ .name = "pool", .string = &o->pool_arg },
 		{ NULL },
 	};
-	int ret = cli_parse(&cli, opts, argc, argv);
 
-	o->pool_given = o->pool_name != NULL;
-	return ret;
+	return cli_parse(&cli, opts, argc, argv);
 }
 
-/* Attach to the pool and take one snapshot for all files. 0, or -errno. */
-static int take_pool(struct show_opts *o)
+/* Attach to pool @v->name and take the one snapshot of this run. 0, or -errno. */
+static int take_pool(struct pool_view *v)
 {
 	struct pool *pool;
 	int ret;
 
-	if (!o->pool_given) {
-		poolseg_default_name(o->default_name, sizeof(o->default_name));
-		o->pool_name = o->default_name;
-	}
-	ret = poolsnap_open(o->pool_name, &pool, o->pool_msg, sizeof(o->pool_msg));
+	ret = poolsnap_open(v->name, &pool, v->msg, sizeof(v->msg));
 	if (ret)
 		return ret;
-	ret = poolsnap_take(pool, &o->snap);
+	ret = poolsnap_take(pool, &v->snap);
 	pool_close(pool);
-	if (ret)
-		snprintf(o->pool_msg, sizeof(o->pool_msg), "pool %s: %s", o->pool_name,
-			 strerror(-ret));
-	o->have_snap = !ret;
+	if (ret) {
+		char msg[sizeof(v->msg)];
+
+		snprintf(msg, sizeof(msg), "pool %s: %s", v->name, strerror(-ret));
+		memcpy(v->msg, msg, sizeof(msg));
+	}
+	v->have_snap = !ret;
 	return ret;
+}
+
+/* The view of pool @name, taken at its first use. */
+static struct pool_view *view_of(struct show_opts *o, const char *name)
+{
+	struct pool_view *v;
+
+	for (size_t i = 0; i < o->nviews; i++)
+		if (!strcmp(o->views[i].name, name))
+			return &o->views[i];
+	if (o->nviews == SHOW_POOLS) {
+		snprintf(o->none.msg, sizeof(o->none.msg), "more than %d pools in one run",
+			 SHOW_POOLS);
+		return &o->none;
+	}
+	v = &o->views[o->nviews++];
+	snprintf(v->name, sizeof(v->name), "%s", name);
+	take_pool(v);
+	return v;
+}
+
+/* The pool @f is looked up in (poolseg_choose(): --pool, its mount's, the default). */
+static const struct pool_view *choose_view(struct show_opts *o, const char *mountpoint)
+{
+	char name[POOL_NAME_LEN];
+
+	if (poolseg_choose(o->pool_arg, mountpoint, name, o->none.msg, sizeof(o->none.msg)))
+		return &o->none; /* a mount without a pool; --pool was checked before */
+	return view_of(o, name);
 }
 
 /* The attributes as the daemon reads them at open (for the passthrough verdict). */
@@ -161,17 +203,16 @@ static void text_passthrough(const struct show_file *f)
 }
 
 /* Fill @f for @f->path. 0, or -errno if the file cannot be looked at. */
-static int look(const struct show_opts *o, struct show_file *f)
+static int look(struct show_opts *o, struct show_file *f, struct mountres *r)
 {
-	struct mountres r;
 	struct stat st;
 	int ret;
 
-	ret = mountres_resolve(f->path, &r);
+	ret = mountres_resolve(f->path, r);
 	if (ret < 0)
 		return ret;
-	f->resolved = r.mountpoint[0] != '\0';
-	snprintf(f->backing, sizeof(f->backing), "%s", r.path);
+	f->resolved = r->mountpoint[0] != '\0';
+	snprintf(f->backing, sizeof(f->backing), "%s", r->path);
 	if (stat(f->backing, &st))
 		return -errno;
 	for (int k = 0; k < TUNING_N && !f->xattr_err; k++) {
@@ -186,7 +227,8 @@ static int look(const struct show_opts *o, struct show_file *f)
 	}
 	f->regular = S_ISREG(st.st_mode);
 	look_tuning(f);
-	f->entry = o->have_snap ? poolsnap_find(&o->snap, st.st_dev, st.st_ino) : NULL;
+	f->view = choose_view(o, r->mountpoint);
+	f->entry = f->view->have_snap ? poolsnap_find(&f->view->snap, st.st_dev, st.st_ino) : NULL;
 	return 0;
 }
 
@@ -203,21 +245,21 @@ static void text_hits(const char *what, uint64_t hits, uint64_t attempts)
 	putchar('\n');
 }
 
-static void text_entry(const struct show_opts *o, const struct show_file *f)
+static void text_entry(const struct show_file *f)
 {
 	const struct pool_stats_file *e = f->entry;
 
-	if (!o->have_snap) {
-		printf("  pool entry        none: %s\n", o->pool_msg);
+	if (!f->view->have_snap) {
+		printf("  pool entry        none: %s\n", f->view->msg);
 		return;
 	}
 	if (!e) {
 		printf("  pool entry        none in pool %s (not opened through accelfs since\n"
 		       "                    the pool was created, or its slot was reused)\n",
-		       o->pool_name);
+		       f->view->name);
 		return;
 	}
-	printf("  pool entry        pool %s, slot %u\n", o->pool_name, e->slot);
+	printf("  pool entry        pool %s, slot %u\n", f->view->name, e->slot);
 	printf("    %-15s %u\n", "active streams", e->opens);
 	if (e->quota == POOL_QUOTA_ALL)
 		printf("    %-15s all", "quota");
@@ -247,7 +289,7 @@ static void text_attr(const struct show_file *f, enum tuning_key k)
 	printf("%s\n", a->later ? "  [stored; not used yet]" : "");
 }
 
-static void text_file(const struct show_opts *o, const struct show_file *f)
+static void text_file(const struct show_file *f)
 {
 	printf("%s\n", f->path);
 	if (f->resolved)
@@ -259,14 +301,31 @@ static void text_file(const struct show_opts *o, const struct show_file *f)
 	for (int k = 0; k < TUNING_N; k++)
 		text_attr(f, k);
 	text_passthrough(f);
-	text_entry(o, f);
+	text_entry(f);
+}
+
+/* The pool a file was looked up in, and why it could not be read: "pool", "pool_error". */
+static void json_pool(const struct pool_view *v)
+{
+	printf("\"pool\": ");
+	if (v->name[0])
+		util_json_string(v->name);
+	else
+		printf("null");
+	printf(", \"pool_error\": ");
+	if (v->have_snap)
+		printf("null");
+	else
+		util_json_string(v->msg);
 }
 
 static void json_entry(const struct show_file *f)
 {
 	const struct pool_stats_file *e = f->entry;
 
-	printf(",\n     \"pool_entry\": ");
+	printf(",\n     ");
+	json_pool(f->view);
+	printf(", \"pool_entry\": ");
 	if (!e) {
 		printf("null");
 		return;
@@ -319,23 +378,23 @@ static void json_file(struct show_opts *o, const struct show_file *f)
 	printf("}");
 }
 
-static void json_head(const struct show_opts *o)
+/* The head names the pool of --pool, else the first file's. */
+static void json_head(const struct show_opts *o, const struct show_file *f)
 {
-	printf("{\n  \"schema\": \"accelfs-show/1\",\n  \"pool\": ");
-	util_json_string(o->pool_name);
-	printf(",\n  \"pool_error\": ");
-	if (o->have_snap)
-		printf("null");
-	else
-		util_json_string(o->pool_msg);
+	printf("{\n  \"schema\": \"accelfs-show/1\",\n  ");
+	json_pool(o->nviews ? &o->views[0] : f ? f->view : &o->none);
 	printf(",\n  \"files\": [");
 }
 
 static int show_file(struct show_opts *o, const char *path)
 {
 	struct show_file f = { .path = path };
-	int ret = look(o, &f);
+	struct mountres r;
+	int ret = look(o, &f, &r);
 
+	if (o->json && !o->head)
+		json_head(o, ret ? NULL : &f);
+	o->head = true;
 	if (ret) {
 		util_err("show", path, "%s", ret == -ENOENT ? "no such file" : strerror(-ret));
 		return EXIT_FAIL;
@@ -343,28 +402,39 @@ static int show_file(struct show_opts *o, const char *path)
 	if (o->json)
 		json_file(o, &f);
 	else
-		text_file(o, &f);
+		text_file(&f);
 	return 0;
+}
+
+/* --pool: a bad name is a usage error; a pool that cannot be read fails the run. */
+static int named_pool(struct show_opts *o)
+{
+	char name[POOL_NAME_LEN];
+	const struct pool_view *v;
+
+	if (!o->pool_arg)
+		return 0;
+	if (pool_name_parse(o->pool_arg, name, o->none.msg, sizeof(o->none.msg))) {
+		util_err("show", NULL, "%s", o->none.msg);
+		return EXIT_USAGE;
+	}
+	v = view_of(o, name);
+	if (v->have_snap)
+		return 0;
+	util_err("show", NULL, "%s", v->msg);
+	return EXIT_FAIL;
 }
 
 int cmd_show(int argc, char **argv)
 {
 	struct show_opts o = { .first = true };
-	int ret = parse(argc, argv, &o), status = 0;
+	int ret = parse(argc, argv, &o), status;
 
 	if (ret >= 0)
 		return ret;
-	ret = take_pool(&o);
-	if (ret == -EINVAL) {
-		util_err("show", NULL, "%s", o.pool_msg);
-		return EXIT_USAGE;
-	}
-	if (ret && o.pool_given) {
-		util_err("show", NULL, "%s", o.pool_msg);
-		status = EXIT_FAIL;
-	}
-	if (o.json)
-		json_head(&o);
+	status = named_pool(&o);
+	if (status == EXIT_USAGE)
+		return status;
 	for (int i = optind; i < argc; i++) {
 		if (!o.json && i > optind)
 			putchar('\n');
@@ -373,6 +443,7 @@ int cmd_show(int argc, char **argv)
 	}
 	if (o.json)
 		printf("%s]\n}\n", o.first ? "" : "\n  ");
-	poolsnap_free(&o.snap);
+	for (size_t i = 0; i < o.nviews; i++)
+		poolsnap_free(&o.views[i].snap);
 	return fflush(stdout) ? EXIT_FAIL : status;
 }

@@ -78,8 +78,9 @@ static void help(void)
 	       "then the same per file, with each file's read share and whether it is a\n"
 	       "global buffering candidate (>= 75 %% of its I/O are reads).\n\n"
 	       "  --file PATH   only the file PATH (inside an accelfs mount: its backing file)\n"
-	       "  --pool NAME   the pool's shared-memory name (default: the one this user's\n"
-	       "                daemons use, %s for root, %s-UID for others)\n"
+	       "  --pool NAME   the pool, \"name\" or \"/name\" (default: the pool of the mount\n"
+	       "                --file is in; else the one this user's daemons use, %s\n"
+	       "                for root, %s-UID for others)\n"
 	       "  --json        one JSON object, schema \"accelfs-stat/1\" (docs/monitoring.md)\n"
 	       "  -h, --help\n\n"
 	       "Reads the pool without locking; never slows the daemons.\n"
@@ -430,17 +431,16 @@ static int report(struct pool *pool, const struct stat_opts *o, const char *name
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_opts o = { 0 };
-	char msg[512], name[256];
-	struct mountres r;
+	char msg[512], name[POOL_NAME_LEN];
 	struct pool *pool;
 	int ret = parse(argc, argv, &o);
 
 	if (ret >= 0)
 		return ret;
-	poolsnap_name(o.pool, name, sizeof(name));
-	if (o.file && (ret = poolsnap_file_id(o.file, &r, &o.dev, &o.ino)) < 0) {
-		util_err("stat", o.file, "%s", strerror(-ret));
-		return EXIT_FAIL;
+	ret = poolsnap_target(o.pool, o.file, name, &o.dev, &o.ino, msg, sizeof(msg));
+	if (ret) {
+		util_err("stat", NULL, "%s", msg);
+		return ret == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
 	}
 	ret = poolsnap_open(name, &pool, msg, sizeof(msg));
 	if (ret) {

@@ -20,7 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mstate.h"
 #include "pool.h"
+#include "pool_name.h"
 #include "poolseg.h"
 
 void poolseg_default_name(char *buf, size_t len)
@@ -104,4 +106,113 @@ int poolseg_users(const char *name, pid_t *pids, size_t max)
 	}
 	closedir(dir);
 	return n;
+}
+
+struct mount_daemon {
+	const char *point;
+	uint32_t pid;
+};
+
+static int match_mount(const struct mstate *m, void *arg)
+{
+	struct mount_daemon *d = arg;
+
+	if (strcmp(m->mountpoint, d->point))
+		return 0;
+	d->pid = m->pid;
+	return 1;
+}
+
+/* A maps line's segment, if it is a pool segment in /dev/shm still under that name. */
+static bool maps_pool_line(char *line, char name[POOL_NAME_LEN])
+{
+	unsigned long long ino;
+	struct pool_header h;
+	struct stat st;
+	uint64_t size;
+	char *path;
+	int off;
+
+	if (sscanf(line, "%*s %*s %*s %*s %llu %n", &ino, &off) != 1)
+		return false;
+	path = line + off;
+	path[strcspn(path, "\n")] = '\0';
+	if (strncmp(path, "/dev/shm/", 9) || strlen(path + 9) + 2 > POOL_NAME_LEN ||
+	    lstat(path, &st) || st.st_ino != ino)
+		return false; /* not shm, or removed (" (deleted)") or replaced since */
+	snprintf(name, POOL_NAME_LEN, "/%s", path + 9);
+	return poolseg_header(name, &h, &size) == 0;
+}
+
+int poolseg_of_mount(const char *mountpoint, char name[POOL_NAME_LEN])
+{
+	struct mount_daemon d = { .point = mountpoint };
+	char maps[64], line[4096];
+	bool found = false;
+	FILE *f;
+
+	if (mstate_foreach((unsigned int)geteuid(), match_mount, &d) <= 0 || !d.pid)
+		return -ESRCH;
+	snprintf(maps, sizeof(maps), "/proc/%u/maps", (unsigned int)d.pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (!found && fgets(line, sizeof(line), f))
+		found = maps_pool_line(line, name);
+	fclose(f);
+	return found ? 0 : -ENOMEDIUM;
+}
+
+int poolseg_choose(const char *arg, const char *mountpoint, char name[POOL_NAME_LEN], char *why,
+		   size_t len)
+{
+	int ret;
+
+	if (arg)
+		return pool_name_parse(arg, name, why, len);
+	ret = mountpoint && mountpoint[0] ? poolseg_of_mount(mountpoint, name) : -ESRCH;
+	if (ret == -ENOMEDIUM)
+		snprintf(why, len,
+			 "the accelfs mount %s uses no global buffer pool (cache=off, or its pool "
+			 "was refused); name one with --pool",
+			 mountpoint);
+	if (ret == 0 || ret == -ENOMEDIUM)
+		return ret;
+	/* no daemon of ours in sight: the pool our daemons use by default */
+	poolseg_default_name(name, POOL_NAME_LEN);
+	return 0;
+}
+
+/* scandir() filter: a segment whose header this process can read as a pool's. */
+static int readable_pool(const struct dirent *d)
+{
+	char name[POOL_NAME_LEN];
+	struct pool_header h;
+	uint64_t size;
+
+	if (d->d_name[0] == '.' || strlen(d->d_name) + 2 > sizeof(name))
+		return 0;
+	snprintf(name, sizeof(name), "/%s", d->d_name);
+	return poolseg_header(name, &h, &size) == 0;
+}
+
+void poolseg_missing(const char *name, char *msg, size_t len)
+{
+	struct dirent **ents;
+	int n = scandir("/dev/shm", &ents, readable_pool, alphasort);
+	size_t at;
+
+	/* named as the list names them, as people type them: without the '/' */
+	at = (size_t)snprintf(msg, len, "pool %s: no such pool (%s", name + (name[0] == '/'),
+			      n > 0 ? "pools: " : "none exists yet: a mount creates its pool");
+	for (int i = 0; i < n; i++) {
+		if (at < len)
+			at += (size_t)snprintf(msg + at, len - at, "%s%s", i ? ", " : "",
+					       ents[i]->d_name);
+		free(ents[i]);
+	}
+	if (n >= 0)
+		free(ents);
+	if (at < len)
+		snprintf(msg + at, len - at, ")");
 }

@@ -2,8 +2,8 @@
 /*
  * poolseg.h - a pool as a shared-memory segment, for the admin commands
  * (`accel pool`, `accel show`): its default name, its header read without
- * attaching (so a pool that pool_open() refuses can still be listed) and
- * the processes that have it mapped.
+ * attaching (so a pool that pool_open() refuses can still be listed), the
+ * processes that have it mapped, and which pool a command works on.
  *
  * Everything here only reads: the header through cache/'s pool_seg_header(),
  * the mappers from /proc; nothing takes a pool lock. What is inside a pool is
@@ -44,5 +44,33 @@ int poolseg_header(const char *name, struct pool_header *h, uint64_t *size);
  * whose maps we may not read are not seen (run as root to see all).
  */
 int poolseg_users(const char *name, pid_t *pids, size_t max);
+
+/*
+ * poolseg_of_mount - the pool the daemon serving accelfs mount @mountpoint
+ * has attached: its state file (cache/mstate.h) names its pid, whose
+ * /proc/PID/maps shows the segment. Writes "/name" to @name. Returns 0,
+ * -ENOMEDIUM when that daemon has no pool mapped (cache=off, or its pool was
+ * refused), -ESRCH when no daemon of ours publishes that mount, -EACCES when
+ * its mappings may not be read, or -errno.
+ */
+int poolseg_of_mount(const char *mountpoint, char name[POOL_NAME_LEN]);
+
+/*
+ * poolseg_choose - the pool a command works on, the same in every command:
+ * @arg (--pool) in any spelling pool_name_parse() takes; else, for a path in
+ * accelfs mount @mountpoint (NULL or "": none), the pool its daemon uses;
+ * else poolseg_default_name(). Writes "/name" to @name. Returns 0, or -EINVAL
+ * (a bad @arg) or -ENOMEDIUM (the mount uses no pool) with one line in @why.
+ */
+int poolseg_choose(const char *arg, const char *mountpoint, char name[POOL_NAME_LEN], char *why,
+		   size_t len);
+
+/*
+ * poolseg_missing - the line for pool @name ("/nmae") that does not exist:
+ * "pool nmae: no such pool (pools: accelfs-default, accelfs-demo)", naming
+ * the pools this process may read. Tools never create a pool (a mount does),
+ * so a misspelt name must say so rather than start an empty one.
+ */
+void poolseg_missing(const char *name, char *msg, size_t len);
 
 #endif

@@ -30,14 +30,6 @@ static void owner_hint(const char *name, char *buf, size_t len)
 		buf[0] = '\0';
 }
 
-void poolsnap_name(const char *arg, char *buf, size_t len)
-{
-	if (!arg)
-		poolseg_default_name(buf, len);
-	else
-		snprintf(buf, len, "%s%s", arg[0] == '/' ? "" : "/", arg);
-}
-
 int poolsnap_open(const char *name, struct pool **out, char *msg, size_t len)
 {
 	char err[256], hint[96];
@@ -47,8 +39,7 @@ int poolsnap_open(const char *name, struct pool **out, char *msg, size_t len)
 		name = POOL_DEFAULT_NAME;
 	ret = pool_open_readonly(name, out, err, sizeof(err));
 	if (ret == -ENOENT) {
-		snprintf(msg, len, "pool %s does not exist (no accelfs daemon has created it yet)",
-			 name);
+		poolseg_missing(name, msg, len);
 	} else if (ret == -EPERM && err[0]) {
 		snprintf(msg, len, "%s", err); /* untrusted: names owner, mode and the fix */
 	} else if (ret == -EACCES || ret == -EPERM) {
@@ -126,4 +117,17 @@ int poolsnap_file_id(const char *path, struct mountres *r, uint64_t *dev, uint64
 	*dev = (uint64_t)st.st_dev;
 	*ino = (uint64_t)st.st_ino;
 	return 0;
+}
+
+int poolsnap_target(const char *pool_arg, const char *file, char name[POOL_NAME_LEN], uint64_t *dev,
+		    uint64_t *ino, char *msg, size_t len)
+{
+	struct mountres r = { .mountpoint = "" };
+	int ret = file ? poolsnap_file_id(file, &r, dev, ino) : 0;
+
+	if (ret < 0) {
+		snprintf(msg, len, "%s: %s", file, strerror(-ret));
+		return ret;
+	}
+	return poolseg_choose(pool_arg, r.mountpoint, name, msg, len);
 }

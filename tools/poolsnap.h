@@ -28,16 +28,10 @@ struct poolsnap {
 };
 
 /*
- * poolsnap_name - the pool to read: @arg ("name" or "/name", as the daemon's
- * pool= option takes it), or when @arg is NULL the one this user's daemons
- * use by default (poolseg_default_name()). Writes it to @buf.
- */
-void poolsnap_name(const char *arg, char *buf, size_t len);
-
-/*
- * poolsnap_open - attach read-only to pool @name (NULL: the default pool).
- * On failure writes one line for the user to @msg ("pool /x does not exist
- * (no accelfs daemon has created it yet)", "pool /x: permission denied ...",
+ * poolsnap_open - attach read-only to pool @name (NULL: the default pool;
+ * commands choose it with poolseg_choose()). On failure writes one line for
+ * the user to @msg (poolseg_missing()'s "pool x: no such pool (pools: ...)",
+ * "pool /x: permission denied ...",
  * or pool_open_readonly()'s reason) and returns -errno: -EINVAL for a name
  * that cannot be a pool, -ENOENT, -EACCES, -EPROTO, -EUCLEAN, ...
  */
@@ -54,9 +48,19 @@ const struct pool_stats_file *poolsnap_find(const struct poolsnap *s, uint64_t d
 /*
  * poolsnap_file_id - the (dev, ino) the pool knows @path by: that of its
  * backing file when @path is inside an accelfs mount, else its own; @r
- * receives mountres_resolve()'s result.
+ * receives mountres_resolve()'s result (the mount, for poolseg_choose()).
  * Returns 0 or -errno from the resolver or stat().
  */
 int poolsnap_file_id(const char *path, struct mountres *r, uint64_t *dev, uint64_t *ino);
+
+/*
+ * poolsnap_target - what `accel stat`, `monitor` and `report` look at: the
+ * identity of --file @file (NULL: none) into @dev and @ino, and the pool
+ * poolseg_choose() picks for --pool @pool_arg and that file's mount. Returns
+ * 0, or -errno with one line in @msg: -EINVAL for a bad pool name (a usage
+ * error), -ENOMEDIUM for a mount without a pool, the file's error else.
+ */
+int poolsnap_target(const char *pool_arg, const char *file, char name[POOL_NAME_LEN], uint64_t *dev,
+		    uint64_t *ino, char *msg, size_t len);
 
 #endif

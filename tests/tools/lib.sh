@@ -44,6 +44,18 @@ fuse_setup() {
 	MOUNTS=("$FMNT" "${MOUNTS[@]}")
 }
 
+# wait_state MNT: wait (up to 10 s) until the daemon serving MNT publishes its state
+# file (cache/mstate.h), by which the tools find the pool a mount uses
+wait_state() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -qsx "mountpoint $1" /run/accelfs/mount-* "${XDG_RUNTIME_DIR:-/nonexistent}"/accelfs/mount-* &&
+			return 0
+		sleep 0.1
+	done
+	fail "no daemon state file names $1"
+}
+
 need_loop() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root for loop devices and mounts"
 	command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 not installed (e2fsprogs)"

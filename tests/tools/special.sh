@@ -5,10 +5,14 @@
 # streams /dev/zero) with exit 1 and one line naming the path and saying
 # "not a regular file" (exit 2 for an FDL, as for any unusable FDL); a
 # directory says "Is a directory".
+# $1: accel; $2: the pool_workload helper (it makes warm's pool: tools never do).
 . "$(dirname "$0")/lib.sh"
 
 POOL=/accel-test-special-$$ # warm's pool, never the host's default
 SEGMENTS+=("$POOL")
+echo seed >"$T/seed"
+"${2:?usage: $0 accel pool_workload}" "$POOL" 16 4096 "$T/seed:0:1:0" >/dev/null ||
+	fail "cannot make the pool $POOL"
 mkfifo "$T/fifo" || fail "mkfifo"
 python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$T/sock" ||
 	fail "cannot make a socket"

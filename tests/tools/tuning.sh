@@ -35,7 +35,7 @@ grep -q "^  readahead_max     4194304 (4.0 MiB)$" <<<"$OUT" ||
 	fail "show readahead: $OUT"
 # a pool named on the command line that cannot be read is an error, after the attributes
 expect_rc 1 "$ACCEL" show --pool "/accel-test-none-$$" "$F"
-grep -q "^accel show: pool /accel-test-none-$$ does not exist" <<<"$OUT" || fail "no pool: $OUT"
+grep -q "^accel show: pool accel-test-none-$$: no such pool (" <<<"$OUT" || fail "no pool: $OUT"
 grep -q "^  local_buffers     8$" <<<"$OUT" || fail "attributes without a pool: $OUT"
 ok "set and show round trip"
 
