@@ -8,7 +8,9 @@
  * "auto" never picks a sink that swallows messages: syslog only when /dev/log
  * answers (a container often has none), stderr in the foreground, else a
  * file. The file is opened before the mount, so a bad path is a start-up
- * error, not a silent loss later.
+ * error, not a silent loss later. It is created O_EXCL | O_NOFOLLOW, or
+ * appended to only when it is the daemon's own (a regular file of its uid
+ * with one link): never through a name someone else planted.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -131,21 +133,68 @@ static const char *default_log_file(char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * Why an existing log file may not be appended to, or NULL. The daemon is
+ * usually root and the name may lie in a directory others can write: a file
+ * someone else planted there (to read the log, or a hard link to a file of
+ * root's when protected_hardlinks is off) is refused, as a symlink is.
+ */
+static const char *log_file_refused(const struct stat *st, char *buf, size_t len)
+{
+	if (!S_ISREG(st->st_mode))
+		return "not a regular file, not written";
+	if (st->st_uid != geteuid()) {
+		snprintf(buf, len, "owned by uid %u, not by the daemon's uid %u, not written",
+			 (unsigned int)st->st_uid, (unsigned int)geteuid());
+		return buf;
+	}
+	if (st->st_nlink != 1) {
+		snprintf(buf, len, "has %lu hard links, not written", (unsigned long)st->st_nlink);
+		return buf;
+	}
+	return NULL;
+}
+
+/*
+ * Create the log file (O_EXCL, never through a symlink), or append to our
+ * own existing one: -1 with errno, or the descriptor; @why for a refused one.
+ */
+static int log_file_fd(const char *path, const char **why, char *buf, size_t len)
+{
+	const int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
+	struct stat st;
+	int fd = -1;
+
+	*why = NULL;
+	for (int tries = 0; fd < 0 && tries < 3; tries++) {
+		fd = open(path, flags | O_CREAT | O_EXCL, 0640);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+		/* ours already: appended to, never truncated (ENOENT: it went, create it) */
+		fd = open(path, flags);
+		if (fd < 0 && errno != ENOENT)
+			break;
+	}
+	if (fd < 0) {
+		*why = errno == ELOOP ? "is a symbolic link, not written" : NULL;
+		return -1;
+	}
+	*why = fstat(fd, &st) ? strerror(errno) : log_file_refused(&st, buf, len);
+	if (*why) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static int open_log_file(const char *path, char *err, size_t errlen)
 {
-	struct stat st;
+	char buf[128];
+	const char *why;
 
-	/* no symlink followed, appended to, never truncated */
-	log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
-		      0640);
-	if (log_fd >= 0 && (fstat(log_fd, &st) || !S_ISREG(st.st_mode))) {
-		close(log_fd);
-		log_fd = -1;
-		errno = EINVAL;
-	}
+	log_fd = log_file_fd(path, &why, buf, sizeof(buf));
 	if (log_fd < 0) {
-		snprintf(err, errlen, "log file %s: %s", path,
-			 errno == EINVAL ? "not a regular file" : strerror(errno));
+		snprintf(err, errlen, "log file %s: %s", path, why ? why : strerror(errno));
 		return -1;
 	}
 	running_dest = DEST_FILE;
