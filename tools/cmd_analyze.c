@@ -20,6 +20,7 @@
 #include "fiemap.h"
 #include "meta.h"
 #include "mountres.h"
+#include "outfile.h"
 #include "util.h"
 
 struct analyze_opts {
@@ -68,12 +69,17 @@ static int measure(int fd, struct analysis *a)
 	return 0;
 }
 
-static int write_fdl(int fd, struct analysis *a)
+/*
+ * Write FILE.fdl through a temporary renamed over it (outfile.h): a symbolic
+ * link planted at FILE.fdl is refused, never written through. 0 or -errno,
+ * with the cause in @why.
+ */
+static int write_fdl(int fd, struct analysis *a, char *why, size_t len)
 {
+	struct outfile out = { .dir_fd = -1 };
 	struct fdl fdl;
 	char comment[256];
 	const char *base = strrchr(a->path, '/');
-	FILE *f;
 	int ret;
 
 	fdl_init(&fdl);
@@ -86,19 +92,20 @@ static int write_fdl(int fd, struct analysis *a)
 	fdl.mode = a->st.st_mode & 07777;
 	ret = fdl.name ? meta_accelfs_load(fd, &fdl) : -ENOMEM;
 	snprintf(a->fdl_path, sizeof(a->fdl_path), "%s.fdl", a->path);
-	f = ret < 0 ? NULL : fopen(a->fdl_path, "we");
-	if (ret == 0 && !f)
-		ret = -errno;
 	snprintf(comment, sizeof(comment),
 		 "# accelfs file definition, written by accel analyze %s\n"
 		 "# now: %llu extents, ideal %llu. Use: accel convert --fdl FILE.fdl IN OUT\n",
 		 ACCELFS_VERSION, (unsigned long long)a->fs.extents,
 		 (unsigned long long)a->fs.data_runs);
-	if (f) {
-		ret = fdl_write(f, &fdl, comment);
-		if (fclose(f) != 0 && ret == 0)
-			ret = -errno;
+	if (ret == 0 && (ret = outfile_open(&out, a->fdl_path, "fdl")) == 0) {
+		ret = fdl_write(out.f, &fdl, comment);
+		if (ret == 0)
+			ret = outfile_commit(&out);
+		else
+			outfile_discard(&out);
 	}
+	if (ret < 0)
+		outfile_why(&out, ret, why, len);
 	fdl_free(&fdl);
 	return ret;
 }
@@ -160,6 +167,7 @@ static int analyze_one(const char *path, struct analyze_opts *o)
 {
 	struct analysis a = { .path = path };
 	struct mountres r;
+	char why[NAME_MAX + 96];
 	int fd, ret;
 
 	ret = mountres_resolve(path, &r);
@@ -174,8 +182,8 @@ static int analyze_one(const char *path, struct analyze_opts *o)
 		ret = S_ISDIR(a.st.st_mode) ? -EISDIR : -EINVAL;
 	if (ret == 0)
 		ret = measure(fd, &a);
-	if (ret == 0 && o->fdl && (ret = write_fdl(fd, &a)) < 0)
-		util_err("analyze", a.fdl_path, "cannot write the FDL: %s", strerror(-ret));
+	if (ret == 0 && o->fdl && (ret = write_fdl(fd, &a, why, sizeof(why))) < 0)
+		util_err("analyze", a.fdl_path, "%s", why);
 	else if (ret < 0)
 		util_err("analyze", path, "%s",
 			 ret == -EINVAL ? "not a regular file" : reason(ret));

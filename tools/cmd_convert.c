@@ -96,7 +96,12 @@ static int open_in(const struct convert_opts *o, const char *in, struct replace_
 {
 	int ret;
 
-	job->in_fd = cmd_open_source(in, O_RDONLY);
+	/* --replace renames over IN's name: that must be the file, not a link to it */
+	job->in_fd = cmd_open_source(in, O_RDONLY | (o->replace ? O_NOFOLLOW : 0));
+	if (job->in_fd == -ELOOP && o->replace) {
+		util_err("convert", o->in, "is a symbolic link, not replaced (name its target)");
+		return job->in_fd;
+	}
 	if (job->in_fd < 0) {
 		util_err("convert", o->in, "%s", cmd_strerror(job->in_fd));
 		return job->in_fd;
@@ -141,6 +146,13 @@ static int fail(const struct convert_opts *o, const struct replace_job *job, int
 		util_err("convert", o->in, "interrupted; IN is intact, temporary removed");
 		return cmd_signal_exit();
 	}
+	if (err == -EEXIST && job->taken[0]) {
+		util_err("convert", o->in,
+			 "cannot %s: the name %s beside the target is taken, not written (IN is "
+			 "intact%s)",
+			 job->failed, job->taken, o->replace ? "" : "; nothing was created");
+		return EXIT_FAIL;
+	}
 	if (err == -EEXIST && !o->replace) {
 		util_err("convert", o->out, "already exists; not overwritten");
 		return EXIT_FAIL;
@@ -158,6 +170,8 @@ static int open_target(const struct convert_opts *o, const char *in, struct repl
 	struct mountres r;
 	int ret;
 
+	struct stat st;
+
 	if (!o->replace) {
 		ret = mountres_resolve(o->out, &r);
 		if (ret < 0) {
@@ -172,8 +186,10 @@ static int open_target(const struct convert_opts *o, const char *in, struct repl
 		util_err("convert", shown, "%s", strerror(-job->dir_fd));
 	if (job->dir_fd < 0)
 		return job->dir_fd;
-	if (!o->replace && faccessat(job->dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
-		util_err("convert", o->out, "already exists; not overwritten");
+	if (!o->replace && fstatat(job->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		util_err("convert", o->out, "%s",
+			 S_ISLNK(st.st_mode) ? "is a symbolic link, not written"
+					     : "already exists; not overwritten");
 		return -EEXIST;
 	}
 	job->target = name;

@@ -82,8 +82,9 @@ struct target {
 	struct fiemap_stats after;
 	uint64_t moved;
 	const char *how;
-	const char *failed; /* the step that failed */
-	const char *why;    /* a complete reason for skipping, instead of failed */
+	const char *failed;	  /* the step that failed */
+	const char *why;	  /* a complete reason for skipping, instead of failed */
+	char taken[NAME_MAX + 1]; /* a temporary's name something else had (replace.h) */
 };
 
 static void help(void)
@@ -371,13 +372,16 @@ static int measure(int fd, uint64_t size, struct fiemap_stats *fs)
 static int by_move(struct run *run, struct target *t, int dir_fd)
 {
 	struct ext4move_job job = { .dir_fd = dir_fd, .donor_fd = -1, .st = t->st };
+	char self[32];
 	int ret;
 
 	job.copy.progress = progress_update;
 	job.copy.arg = &run->prog;
-	job.fd = open(t->e->backing, O_RDWR | O_NOATIME | O_CLOEXEC);
+	/* the file examine() opened, for writing: through its descriptor, not its name */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", t->fd);
+	job.fd = open(self, O_RDWR | O_NOATIME | O_CLOEXEC);
 	if (job.fd < 0)
-		job.fd = open(t->e->backing, O_RDWR | O_CLOEXEC);
+		job.fd = open(self, O_RDWR | O_CLOEXEC);
 	if (job.fd < 0) {
 		t->failed = "open the file for the exchange";
 		return -errno;
@@ -472,6 +476,7 @@ static int by_copy(struct run *run, struct target *t, int dir_fd, const char *na
 	if (ret == -EIO && util_lease_broken)
 		ret = -EBUSY;
 	t->failed = job.failed;
+	memcpy(t->taken, job.taken, sizeof(t->taken));
 	if (lease)
 		fcntl(t->fd, F_SETLEASE, F_UNLCK);
 	if (ret == NOT_BETTER)
@@ -510,6 +515,11 @@ static void say_failure(struct run *run, const struct target *t, int err)
 	progress_clear(&run->prog);
 	if (t->why)
 		util_err("defrag", path, "%s", t->why);
+	else if (err == -EEXIST && t->taken[0])
+		util_err("defrag", path,
+			 "cannot %s: the name %s beside it is taken, not written (the file is "
+			 "intact)",
+			 t->failed, t->taken);
 	else if (err == -EINTR)
 		util_err("defrag", path, "interrupted; the file is intact%s",
 			 strcmp(t->how, "copy") ? "" : ", temporary removed");
@@ -527,8 +537,9 @@ static int examine(struct run *run, struct target *t)
 
 	t->how = "measure";
 	t->failed = "open the file";
-	t->fd = cmd_open_source(t->e->backing, O_RDONLY);
-	if (t->fd == -CMD_ENOTREG || t->fd == -EISDIR)
+	/* collected as a regular file: a symlink put in its place since is not followed */
+	t->fd = cmd_open_source(t->e->backing, O_RDONLY | O_NOFOLLOW);
+	if (t->fd == -CMD_ENOTREG || t->fd == -EISDIR || t->fd == -ELOOP)
 		t->why = "is no longer a regular file";
 	if (t->fd < 0)
 		return t->fd;
@@ -538,6 +549,10 @@ static int examine(struct run *run, struct target *t)
 	if (!S_ISREG(t->st.st_mode)) {
 		t->why = "is no longer a regular file";
 		return -EINVAL;
+	}
+	if (t->st.st_dev != t->e->dev || t->st.st_ino != t->e->ino) {
+		t->why = "is no longer the file it was when the run began (replaced); skipped";
+		return -ESTALE;
 	}
 	t->failed = NULL;
 	ret = measure(t->fd, (uint64_t)t->st.st_size, &t->before);

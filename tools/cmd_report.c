@@ -84,7 +84,8 @@ static void help(void)
 	       "  --budget SIZE  memory for global-buffer quotas, e.g. 48M (default: 7/8 of\n"
 	       "                 the pool, the most quotas may reserve)\n"
 	       "  --json         one JSON object, schema \"accelfs-report/1\"\n"
-	       "  --apply        write the suggested attributes (as accel set), print each\n"
+	       "  --apply        write the suggested attributes (as accel set) to the files\n"
+	       "                 the pool knows, never through a symbolic link; print each\n"
 	       "  --dry-run      only show them (the default when stdout is not a terminal;\n"
 	       "                 on a terminal, accel report asks before writing)\n"
 	       "  -h, --help\n\n"
@@ -122,17 +123,19 @@ static bool wanted(const struct report_opts *o, const struct pool_stats_file *st
 	return !o->file || (st->dev == o->dev && st->ino == o->ino);
 }
 
-/* The backing file's path, if @path (or the pool's record) still names it. */
+/*
+ * The backing file's path, if --file (its target, resolved here: the user
+ * named it) or else the pool's record still names it. The record is a name
+ * the mount's users control; --apply checks it again (apply_file()).
+ */
 static void find_backing(const struct report_opts *o, struct rfile *rf)
 {
 	struct mountres r;
 	struct stat st;
-	const char *p = o->file ? o->file : rf->st->path;
+	const char *p = o->file ? rf->backing : rf->st->path;
 
-	if (o->file && mountres_resolve(o->file, &r) == 0) {
-		snprintf(rf->backing, sizeof(rf->backing), "%s", r.path);
-		p = rf->backing;
-	}
+	if (o->file && (mountres_resolve(o->file, &r) < 0 || !realpath(r.path, rf->backing)))
+		rf->backing[0] = '\0';
 	if (stat(p, &st) || (uint64_t)st.st_dev != rf->st->dev ||
 	    (uint64_t)st.st_ino != rf->st->ino || !S_ISREG(st.st_mode)) {
 		rf->backing[0] = '\0';
@@ -594,28 +597,72 @@ static void print_json(const struct report *r, bool applied)
 
 /* --- apply ------------------------------------------------------------------ */
 
+/*
+ * Open the file @rf's changes go to: the one the pool knows, by its
+ * descriptor. Its path is a name someone else may control: a symbolic link
+ * or another file now there is refused. The descriptor or -errno (-ESTALE).
+ */
+static int apply_open(const struct rfile *rf)
+{
+	int fd = open(rf->backing, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_dev != rf->st->dev ||
+	    (uint64_t)st.st_ino != rf->st->ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* Write @rf's planned changes; print each unless @quiet. 0 or EXIT_FAIL. */
+static int apply_file(const struct rfile *rf, bool quiet)
+{
+	char self[32];
+	int status = 0, fd = apply_open(rf);
+
+	if (fd < 0) {
+		util_err("report", shown_path(rf), "%s",
+			 fd == -ELOOP	 ? "is a symbolic link, not written"
+			 : fd == -ESTALE ? "is no longer the file the pool knows, not written"
+					 : strerror(-fd));
+		return EXIT_FAIL;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd); /* the file, not a name */
+	for (size_t k = 0; k < N_APPLIED; k++) {
+		enum tuning_key key = applied_keys[k];
+		int ret;
+
+		if (!rf->change[key])
+			continue;
+		ret = tuning_put(self, key, rf->sug[key]);
+		if (ret) {
+			util_err("report", shown_path(rf), "%s: %s", tuning_attr(key)->name,
+				 strerror(-ret));
+			status = EXIT_FAIL;
+		} else if (!quiet) {
+			print_change(rf, key);
+		}
+	}
+	close(fd);
+	return status;
+}
+
 /* Write every planned change; print each unless @quiet. */
 static int apply(const struct report *r, bool quiet)
 {
 	int status = 0;
 
-	for (size_t i = 0; i < r->n; i++)
-		for (size_t k = 0; k < N_APPLIED; k++) {
-			const struct rfile *rf = &r->f[i];
-			enum tuning_key key = applied_keys[k];
-			int ret;
+	for (size_t i = 0; i < r->n; i++) {
+		bool any = false;
 
-			if (!rf->change[key])
-				continue;
-			ret = tuning_put(rf->backing, key, rf->sug[key]);
-			if (ret) {
-				util_err("report", shown_path(rf), "%s: %s", tuning_attr(key)->name,
-					 strerror(-ret));
-				status = EXIT_FAIL;
-			} else if (!quiet) {
-				print_change(rf, key);
-			}
-		}
+		for (size_t k = 0; k < N_APPLIED; k++)
+			any |= r->f[i].change[applied_keys[k]];
+		if (any && apply_file(&r->f[i], quiet))
+			status = EXIT_FAIL;
+	}
 	return status;
 }
 

@@ -187,7 +187,9 @@ static void print_changes(const struct sysgen_change *ch, size_t n)
 			       r->manual[0] ? "; " : "", r->manual);
 		else if (ch[i].ret < 0)
 			printf("failed  %s: writing %llu to %s: %s\n", r->param,
-			       (unsigned long long)r->set_value, r->set_path, strerror(-ch[i].ret));
+			       (unsigned long long)r->set_value, r->set_path,
+			       ch[i].ret == -ELOOP ? "is a symbolic link, not written"
+						   : strerror(-ch[i].ret));
 		else
 			printf("by hand %s: %s\n", r->param,
 			       r->manual[0] ? r->manual : "no known fix");

@@ -51,7 +51,7 @@ static int open_donor(struct ext4move_job *job)
 	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR))
 		return fd < 0 ? -errno : fd;
 	tmpname_make(name, sizeof(name), "defrag", "donor", getpid());
-	fd = openat(job->dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	fd = openat(job->dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	unlinkat(job->dir_fd, name, 0);

@@ -47,10 +47,15 @@ static int create_tmp(struct replace_job *job)
 		job->tmp[0] = '\0';
 		return ret;
 	}
-	job->tmp_fd = openat(job->dir_fd, job->tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	/* O_EXCL: a name planted here (a symlink too) is never opened, nor removed */
+	job->tmp_fd =
+	    openat(job->dir_fd, job->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (job->tmp_fd < 0) {
+		ret = -errno;
+		if (ret == -EEXIST)
+			memcpy(job->taken, job->tmp, sizeof(job->taken));
 		job->tmp[0] = '\0';
-		return -errno;
+		return ret;
 	}
 	return 0;
 }
@@ -222,9 +227,12 @@ static int guarded_rename(struct replace_job *job)
 	char old[NAME_MAX + 1];
 	int ret;
 
+	job->failed = "link the file under a guard name";
 	ret = tmpname_make(old, sizeof(old), "defrag-old", job->target, getpid());
 	if (ret == 0 && linkat(job->dir_fd, job->target, job->dir_fd, old, 0) < 0)
 		ret = -errno;
+	if (ret == -EEXIST) /* planted: never followed (linkat without AT_SYMLINK_FOLLOW) */
+		memcpy(job->taken, old, sizeof(job->taken));
 	if (ret < 0)
 		return ret;
 	ret = do_rename(job);

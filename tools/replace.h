@@ -37,7 +37,8 @@ struct replace_job {
 	volatile sig_atomic_t *guard; /* set by a broken lease: undo the rename, see commit */
 	struct copy_ctl copy;	      /* progress callback; bytes copied (out) */
 	/* out */
-	char tmp[NAME_MAX + 1]; /* temporary's name, "" when none exists */
+	char tmp[NAME_MAX + 1];	  /* temporary's name, "" when none exists */
+	char taken[NAME_MAX + 1]; /* the temporary's name when something else had it */
 	int tmp_fd;
 	const char *failed; /* the step that failed, for the message */
 };

@@ -646,8 +646,9 @@ int sysgen_apply_row(const struct sysgen_row *row)
 
 	if (row->status != SYSGEN_LOW || !row->set_path[0])
 		return 0;
-	/* O_TRUNC for the regular files of a test tree; sysfs and procfs ignore it. */
-	fd = open(row->set_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	/* O_TRUNC for the regular files of a test tree; sysfs and procfs ignore it.
+	 * A knob is never a symbolic link: one there is not written through. */
+	fd = open(row->set_path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	len = snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)row->set_value);

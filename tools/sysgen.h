@@ -99,7 +99,8 @@ size_t sysgen_low_count(const struct sysgen_report *rep);
 /*
  * sysgen_apply_row - write row->set_value to row->set_path when the row is
  * LOW and settable. Returns 1 if written, 0 if there was nothing to write,
- * -errno if the write failed (the kernel refuses values it cannot take).
+ * -errno if the write failed (the kernel refuses values it cannot take;
+ * -ELOOP: a symbolic link at the knob, never written through).
  */
 int sysgen_apply_row(const struct sysgen_row *row);
 

@@ -5,7 +5,8 @@
 # evicted every time: near 0 % global hits), then accel report --json must
 # see the hot file's loop in its curve (knee ~48), suggest ~48 global
 # buffers for it and none for the scan; --apply must write exactly the
-# attribute shown, and the same workload afterwards must hit in the pool.
+# attribute shown (and never through a symbolic link planted at the file's
+# name), and the same workload afterwards must hit in the pool.
 # $1: accel; ACCELFS: the daemon (set by meson).
 . "$(dirname "$0")/lib.sh"
 
@@ -82,6 +83,19 @@ if command -v script >/dev/null; then # on a terminal: it asks, and "n" writes n
 	expect_eq "answered no" "$(attrs "$SRC/hot.dat")" "$HOT0"
 	ok "on a terminal it asks first; no means no"
 fi
+
+# --apply writes to the file the pool knows, never through the name the pool recorded (a
+# name the mount's users control): hot.dat's name made a symbolic link to that very file,
+# renamed and made root's 0600, is refused, and the file keeps its attributes (issue #27)
+mv "$SRC/hot.dat" "$SRC/hot.real" && chmod 600 "$SRC/hot.real" &&
+	ln -s "$SRC/hot.real" "$SRC/hot.dat" || fail "cannot plant the link"
+expect_rc 1 "$ACCEL" report --pool "$POOL" --apply
+grep -qx "accel report: $SRC/hot.dat: is a symbolic link, not written" <<<"$OUT" ||
+	fail "--apply through a link: $OUT"
+expect_eq "the link's target" "$(attrs "$SRC/hot.real")" "$HOT0"
+rm "$SRC/hot.dat" && mv "$SRC/hot.real" "$SRC/hot.dat" && chmod 644 "$SRC/hot.dat" ||
+	fail "cannot restore hot.dat"
+ok "--apply refuses a symbolic link at the recorded name; its target is untouched"
 
 before=$(jget "$T/r1" "$H[\"counters\"][\"backend_reads\"]")
 expect_rc 0 "$ACCEL" report --pool "$POOL" --apply

@@ -30,6 +30,7 @@ static void test_make_parse(void)
 	CU_ASSERT(strlen(name) <= NAME_MAX);
 	CU_ASSERT_TRUE(tmpname_parse(name, &pid) && pid == 99);
 	CU_ASSERT_TRUE(tmpname_parse(".accel-defrag-old.f.7.tmp", &pid) && pid == 7);
+	CU_ASSERT_TRUE(tmpname_parse(".accel-fdl.data.bin.fdl.8.tmp", &pid) && pid == 8);
 }
 
 static void test_foreign(void)
