@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "options_i.h"
+#include "pool_name.h"
 #include "tuning.h"
 
 /* Kernel mount flags handed to libfuse unchanged (it turns them into MS_* or mount data). */
@@ -277,16 +278,16 @@ static void defaults(struct accelfs_opts *o)
 			abort(); /* a broken table: caught by every test */
 }
 
+/* pool=: the tools' grammar (cache/pool_name.c), so every name means one segment */
 int opts_parse_pool(struct accelfs_opts *o, const char *key, const char *val)
 {
-	if (!*val || strlen(val) > 200 || strchr(val + (val[0] == '/'), '/'))
-		return opts_bad_value(key, val, -EINVAL, "a name without '/', up to 200 bytes");
+	char name[POOL_NAME_LEN], why[128];
+
+	if (pool_name_parse(val, name, why, sizeof(why)))
+		return opts_bad_value(key, val, -EINVAL, why);
 	free(o->pool_name);
-	o->pool_name = malloc(strlen(val) + 2);
-	if (!o->pool_name)
-		return -ENOMEM;
-	sprintf(o->pool_name, "%s%s", val[0] == '/' ? "" : "/", val);
-	return 0;
+	o->pool_name = strdup(name);
+	return o->pool_name ? 0 : -ENOMEM;
 }
 
 /* auto, or on and off in every spelling of a boolean option (older fstab lines) */
