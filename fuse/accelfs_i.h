@@ -373,9 +373,6 @@ void ops_lock_fill(struct fuse_lowlevel_ops *ops);
 void lock_flush(struct open_file *of, uint64_t owner);
 /* The handle goes: the locks of owners that are the handle itself (OFD) go */
 void lock_release_handle(struct open_file *of);
-int lock_start(void);
-/* Before the session ends: interrupt every waiting lock request, wait for its reply. */
-void lock_stop(void);
 
 /* shutdown.c: before the session ends (see there) */
 void shutdown_sync(void);

@@ -24,6 +24,7 @@
 
 #include "accelfs_i.h"
 #include "shared.h"
+#include "slow.h"
 #include "mountinfo.h"
 #include "watch.h"
 
@@ -440,10 +441,10 @@ static int run(void)
 	if (readahead_io_start())
 		log_msg(LOG_WARNING, "cannot start the prefetch engine: no read-ahead");
 	watch_start(); /* after daemonising: its pid is the one fanotify reports */
-	if (lock_start())
-		log_msg(LOG_WARNING, "cannot set up lock waits: an interrupted wait may last");
+	if (slow_setup())
+		log_msg(LOG_WARNING, "cannot set up waits: an interrupted wait may last");
 	ret = serve(accelfs.se) < 0 ? EXIT_RUNTIME : 0;
-	lock_stop();  /* every waiting lock request has its reply before the session goes */
+	slow_stop();  /* every waiting request has its reply before the session goes */
 	watch_stop(); /* no notification may race the session's end */
 	readahead_io_stop();
 	wb_stop();

@@ -28,6 +28,7 @@
 
 #include "accelfs_i.h"
 #include "creds.h"
+#include "slow.h"
 #include "thread_buf.h"
 #include "tuning.h"
 #include "watch.h"
@@ -97,16 +98,24 @@ static int backing_flags(int flags)
 	return (flags & ~O_DIRECT) | O_CLOEXEC;
 }
 
-/* Open through procfs; a write-only file we may not read is opened as asked. */
-static int open_backing(int nfd, int kernel_flags)
+/*
+ * Open through procfs; a write-only file we may not read is opened as asked.
+ * @nowait: O_NONBLOCK, so that a lease another process holds on the file
+ * fails the open (EWOULDBLOCK, the break begun) instead of holding this
+ * thread for the lease break time; cleared again once open (io_uring would
+ * answer EAGAIN for reads of a non-blocking file) unless the caller asked.
+ */
+static int open_backing(int nfd, int kernel_flags, bool nowait)
 {
 	char path[PROC_FD_LEN];
-	int flags = backing_flags(kernel_flags);
+	int flags = backing_flags(kernel_flags) | (nowait ? O_NONBLOCK : 0);
 	int fd = open(proc_fd_path(nfd, path), flags);
 
 	if (fd < 0 && errno == EACCES && (kernel_flags & O_ACCMODE) == O_WRONLY &&
 	    (flags & O_ACCMODE) == O_RDWR)
 		fd = open(path, (flags & ~O_ACCMODE) | O_WRONLY);
+	if (fd >= 0 && nowait && !(kernel_flags & O_NONBLOCK))
+		fcntl(fd, F_SETFL, (flags & ~O_NONBLOCK) & (O_APPEND | O_NOATIME | O_DIRECT));
 	return fd;
 }
 
@@ -257,32 +266,37 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
  * sending OPEN; the node's magic link reaches exactly that object, opened
  * with the caller's credentials so the backing file system checks the
  * caller's access (and refuses O_NOATIME, O_TRUNC as it would locally).
+ * Returns the descriptor or -errno (-EWOULDBLOCK with @nowait: see
+ * open_backing).
  */
-static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static int open_as_caller(fuse_req_t req, struct inode *n, int flags, bool nowait)
 {
-	struct inode *n = inode_get(ino);
 	/* pinned with the daemon's rights (a reopen by handle needs them) */
 	int fd, nfd = inode_fd_get(n), ret = nfd < 0 ? nfd : creds_enter(req);
 
 	if (ret) {
 		inode_fd_put(n, nfd);
-		fuse_reply_err(req, -ret);
-		return;
+		return ret;
 	}
-	fd = open_backing(nfd, fi->flags);
-	ret = fd < 0 ? -errno : 0;
+	fd = open_backing(nfd, flags, nowait);
+	ret = fd < 0 ? -errno : fd;
 	creds_leave();
 	inode_fd_put(n, nfd);
+	return ret;
+}
+
+/* The open's descriptor (or -errno) becomes @fi's handle, and the reply. */
+static void open_finish(fuse_req_t req, struct inode *n, int fd, struct fuse_file_info *fi)
+{
+	int ret = fd < 0 ? fd : 0;
+
 	/* the caller's truncation cleared the bits, unless it was root without CAP_FSETID */
 	if (!ret && (fi->flags & O_TRUNC) && killpriv_open_asked(fi))
 		ret = killpriv_now(0, n, fd, true);
-	if (ret) {
-		if (fd >= 0)
-			close(fd);
-		fuse_reply_err(req, -ret);
-		return;
-	}
-	ret = handle_new(req, n, fd, NULL, false, fi);
+	if (!ret)
+		ret = handle_new(req, n, fd, NULL, false, fi); /* consumes fd */
+	else if (fd >= 0)
+		close(fd);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -291,6 +305,55 @@ static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	 * backing file if it was the inode's last passthrough one */
 	if (fuse_reply_open(req, fi) == -ENOENT)
 		passthrough_close(handle_free(fh_of(fi)));
+}
+
+/* An open that waits for a lease break, in a thread of its own (slow.c). */
+struct open_wait {
+	struct slow_req slow; /* first */
+	struct inode *n;      /* the kernel holds it until the reply */
+	struct fuse_file_info fi;
+};
+
+static void open_wait_run(struct slow_req *s)
+{
+	struct open_wait *w = (struct open_wait *)s;
+	int fd;
+
+	do
+		fd = open_as_caller(s->req, w->n, w->fi.flags, false);
+	while (fd == -EINTR && !slow_interrupted(s));
+	slow_end(s);
+	open_finish(s->req, w->n, fd, &w->fi);
+}
+
+static void open_wait_done(struct slow_req *s)
+{
+	free(s);
+}
+
+static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct inode *n = inode_get(ino);
+	int fd = open_as_caller(req, n, fi->flags, true);
+	struct open_wait *w;
+
+	/* Another process's lease must be broken first: wait for that outside
+	 * the workers, unless the caller itself asked not to wait. */
+	if (fd == -EWOULDBLOCK && !(fi->flags & O_NONBLOCK)) {
+		w = malloc(sizeof(*w));
+		if (w) {
+			*w = (struct open_wait){ .slow = { .req = req,
+							   .run = open_wait_run,
+							   .done = open_wait_done },
+						 .n = n,
+						 .fi = *fi };
+			if (!slow_start(&w->slow))
+				return;
+			free(w);
+		}
+		fd = -EAGAIN; /* the user's share of waiting requests is taken */
+	}
+	open_finish(req, n, fd, fi);
 }
 
 /*

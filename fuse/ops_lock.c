@@ -20,40 +20,32 @@
  *
  * A request that must wait (F_SETLKW, flock without LOCK_NB) never holds one
  * of the workers that serve every user: it is tried without waiting, and
- * if that fails it waits in a thread of its own, which replies when the
- * lock is granted or the caller is interrupted (FUSE INTERRUPT: a signal,
- * or the caller killed). Waits are bounded per user (LOCK_WAITS_PER_UID)
- * and in all (LOCK_WAITS_MAX, root excepted); past that the request fails
- * with ENOLCK, as the kernel's own lock table answers when it is full.
+ * if that fails it waits in a thread of its own (slow.c), which replies
+ * when the lock is granted or the caller is interrupted (FUSE INTERRUPT: a
+ * signal, or the caller killed). Waits are bounded per user and in all
+ * (SLOW_PER_UID, SLOW_MAX); past that the request fails with ENOLCK, as the
+ * kernel's own lock table answers when it is full.
  *
  * Lock-based coherence, as NFS clients do it: in shared mode, taking a lock
  * drops the file's cached pages and pool buffers (another host may have
  * written under the lock it held before), and releasing one first writes
  * back what was deferred under it.
  *
- * Locks: owners_lock (the owner table, each owner's refs), waits_lock (the
- * wait counts and list); both leaves, never held across a system call.
+ * Lock: owners_lock (the owner table, each owner's refs), a leaf, never held
+ * across a system call.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "accelfs_i.h"
 #include "shared.h"
-#include "stream.h"
+#include "slow.h"
 
 #define OWNER_BUCKETS 256
-#define LOCK_WAITS_PER_UID 64 /* waiting lock requests of one user */
-#define LOCK_WAITS_MAX 1024   /* ... of all users but root */
-#define LOCK_WAIT_STACK (256U << 10)
-#define LOCK_SIG SIGURG	       /* interrupts a waiting thread's system call */
-#define LOCK_KICK_NS 10000000L /* an interrupted waiter is signalled this often */
 
 /* One lock owner's descriptor on one file. */
 struct lock_owner {
@@ -71,25 +63,14 @@ static struct lock_owner *owners[OWNER_BUCKETS];
 static pthread_mutex_t owners_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int owners_count; /* atomic: a FLUSH with none skips the table */
 
-/* A request waiting for its lock in a thread of its own. */
+/* A request waiting for its lock in a thread of its own (slow.c). */
 struct lock_wait {
-	fuse_req_t req;
+	struct slow_req slow;  /* first */
 	struct open_file *of;  /* the handle it came through (pinned by the caller's syscall) */
 	struct lock_owner *lo; /* fcntl: the owner (a reference); NULL: flock */
 	struct flock fl;       /* fcntl: the lock asked for */
 	int op;		       /* flock: LOCK_SH or LOCK_EX */
-	uid_t uid;
-	pid_t tid;		/* the waiting thread */
-	timer_t kick;		/* signals that thread while it is interrupted */
-	bool kick_ok;		/* atomic: the timer exists (waits_lock to clear it) */
-	int interrupted;	/* atomic */
-	struct lock_wait *next; /* waits_lock: every wait, for lock_stop */
 };
-
-static pthread_mutex_t waits_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t waits_done = PTHREAD_COND_INITIALIZER;
-static struct lock_wait *waits;			/* waits_lock */
-static unsigned int waits_total, waits_nonroot; /* waits_lock */
 
 static inline struct open_file *fh_of(struct fuse_file_info *fi)
 {
@@ -380,31 +361,13 @@ static void accel_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 
 /* ---- waiting without a worker ---- */
 
-static void lock_sig_handler(int sig)
-{
-	(void)sig; /* only ends the waiting system call (EINTR) */
-}
-
-static void wait_interrupt(fuse_req_t req, void *data)
-{
-	struct lock_wait *w = data;
-	/* until it leaves its system call: a signal sent just before it entered
-	 * one would be lost, so the timer repeats it */
-	struct itimerspec its = { .it_interval = { 0, LOCK_KICK_NS }, .it_value = { 0, 1 } };
-
-	(void)req;
-	__atomic_store_n(&w->interrupted, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&w->kick_ok, __ATOMIC_SEQ_CST))
-		timer_settime(w->kick, 0, &its, NULL);
-}
-
 /* Wait for the lock; 0, -EINTR (interrupted) or -errno. */
 static int wait_for_lock(struct lock_wait *w)
 {
 	for (;;) {
 		int r;
 
-		if (__atomic_load_n(&w->interrupted, __ATOMIC_SEQ_CST))
+		if (slow_interrupted(&w->slow))
 			return -EINTR;
 		r = w->lo ? fcntl(w->lo->fd, F_OFD_SETLKW, &w->fl) : flock(w->of->fd, w->op);
 		if (!r)
@@ -427,87 +390,25 @@ static void wait_undo(struct lock_wait *w)
 	}
 }
 
-static void wait_end(struct lock_wait *w)
+static void wait_run(struct slow_req *s)
 {
-	struct lock_wait **p;
+	struct lock_wait *w = (struct lock_wait *)s;
+	int ret = wait_for_lock(w);
+
+	slow_end(s);
+	if (!ret)
+		lock_granted(w->of->inode, ino_of(w->of->inode));
+	if (fuse_reply_err(s->req, -ret) == -ENOENT && !ret)
+		wait_undo(w);
+}
+
+static void wait_done(struct slow_req *s)
+{
+	struct lock_wait *w = (struct lock_wait *)s;
 
 	if (w->lo)
 		owner_put(w->lo);
-	pthread_mutex_lock(&waits_lock);
-	for (p = &waits; *p != w; p = &(*p)->next)
-		;
-	*p = w->next;
-	waits_total--;
-	if (w->uid)
-		waits_nonroot--;
-	pthread_cond_broadcast(&waits_done);
-	pthread_mutex_unlock(&waits_lock);
 	free(w);
-}
-
-static void *wait_thread(void *arg)
-{
-	struct lock_wait *w = arg;
-	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = LOCK_SIG };
-	sigset_t set;
-	int ret;
-
-	sigemptyset(&set);
-	sigaddset(&set, LOCK_SIG);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-	w->tid = (pid_t)syscall(SYS_gettid);
-	sev._sigev_un._tid = w->tid; /* sigev_notify_thread_id: not in glibc 2.36 */
-	if (!timer_create(CLOCK_MONOTONIC, &sev, &w->kick))
-		__atomic_store_n(&w->kick_ok, true, __ATOMIC_SEQ_CST);
-	/* called at once if the request was interrupted already */
-	fuse_req_interrupt_func(w->req, wait_interrupt, w);
-	ret = wait_for_lock(w);
-	/* waits for a running wait_interrupt; none is called after it, and
-	 * lock_stop arms the timer only under waits_lock while kick_ok */
-	fuse_req_interrupt_func(w->req, NULL, NULL);
-	pthread_mutex_lock(&waits_lock);
-	bool kick = __atomic_exchange_n(&w->kick_ok, false, __ATOMIC_SEQ_CST);
-	pthread_mutex_unlock(&waits_lock);
-	if (kick)
-		timer_delete(w->kick);
-	if (!ret)
-		lock_granted(w->of->inode, ino_of(w->of->inode));
-	if (fuse_reply_err(w->req, -ret) == -ENOENT && !ret)
-		wait_undo(w);
-	wait_end(w);
-	return NULL;
-}
-
-/* waits_lock held: may @uid start one more wait? */
-static bool wait_room(uid_t uid)
-{
-	unsigned int mine = 0;
-
-	if (uid == 0)
-		return true;
-	for (struct lock_wait *w = waits; w; w = w->next)
-		mine += w->uid == uid;
-	return mine < LOCK_WAITS_PER_UID && waits_nonroot < LOCK_WAITS_MAX;
-}
-
-static bool wait_admit(struct lock_wait *w)
-{
-	bool ok;
-
-	pthread_mutex_lock(&waits_lock);
-	ok = wait_room(w->uid);
-	if (ok) {
-		w->next = waits;
-		waits = w;
-		waits_total++;
-		if (w->uid)
-			waits_nonroot++;
-	}
-	pthread_mutex_unlock(&waits_lock);
-	if (!ok)
-		log_msg(LOG_WARNING, "uid %u: more than %u lock requests waiting: ENOLCK",
-			(unsigned int)w->uid, LOCK_WAITS_PER_UID);
-	return ok;
 }
 
 /* Hand @req to a thread of its own; takes @lo's reference. */
@@ -515,36 +416,23 @@ static void wait_start(fuse_req_t req, struct open_file *of, struct lock_owner *
 		       const struct flock *fl, int op)
 {
 	struct lock_wait *w = calloc(1, sizeof(*w));
-	pthread_attr_t attr;
-	pthread_t t;
-	int ret = w ? 0 : ENOMEM;
+	int ret = -ENOMEM;
 
 	if (w) {
-		*w = (struct lock_wait){
-			.req = req, .of = of, .lo = lo, .op = op, .uid = fuse_req_ctx(req)->uid
-		};
+		*w = (struct lock_wait){ .slow = { .req = req, .run = wait_run, .done = wait_done },
+					 .of = of,
+					 .lo = lo,
+					 .op = op };
 		if (fl)
 			w->fl = *fl;
-		if (!wait_admit(w)) {
-			free(w);
-			w = NULL;
-			ret = ENOLCK;
-		}
-	}
-	if (w) {
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		pthread_attr_setstacksize(&attr, LOCK_WAIT_STACK);
-		ret = pthread_create(&t, &attr, wait_thread, w);
-		pthread_attr_destroy(&attr);
+		ret = slow_start(&w->slow);
 		if (!ret)
 			return;
-		w->lo = NULL; /* the reference is put below */
-		wait_end(w);
+		free(w);
 	}
 	if (lo)
 		owner_put(lo);
-	fuse_reply_err(req, ret == EAGAIN ? ENOLCK : ret);
+	fuse_reply_err(req, ret == -EAGAIN ? ENOLCK : -ret);
 }
 
 /* ---- the owner's close ---- */
@@ -588,31 +476,6 @@ void lock_release_handle(struct open_file *of)
 		gone = lo->next;
 		owner_put(lo);
 	}
-}
-
-int lock_start(void)
-{
-	struct sigaction sa = { .sa_handler = lock_sig_handler };
-
-	sigemptyset(&sa.sa_mask);
-	return sigaction(LOCK_SIG, &sa, NULL); /* no SA_RESTART: the wait must end */
-}
-
-/* Before the session goes: every waiter is interrupted and has replied. */
-void lock_stop(void)
-{
-	struct timespec until;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 10;
-	pthread_mutex_lock(&waits_lock);
-	for (struct lock_wait *w = waits; w; w = w->next)
-		wait_interrupt(w->req, w);
-	while (waits_total && !pthread_cond_timedwait(&waits_done, &waits_lock, &until))
-		;
-	if (waits_total)
-		log_msg(LOG_ERR, "%u lock waits did not end", waits_total);
-	pthread_mutex_unlock(&waits_lock);
 }
 
 void ops_lock_fill(struct fuse_lowlevel_ops *ops)
