@@ -152,6 +152,7 @@ struct open_file {
 	pid_t pt_pid;	   /* a writable passthrough handle's opener, else 0; immutable */
 	unsigned int busy; /* open file list lock: walkers using it outside the lock */
 	bool locked;	   /* atomic: a lock owner's descriptor was made through it (ops_lock.c) */
+	uid_t uid;	   /* whose share of the daemon's descriptors it takes (uid_share.c) */
 };
 
 struct dir_handle {

@@ -25,6 +25,7 @@
 #include "accelfs_i.h"
 #include "shared.h"
 #include "slow.h"
+#include "uid_share.h"
 #include "mountinfo.h"
 #include "watch.h"
 
@@ -385,6 +386,7 @@ static int prepare(void)
 	char why[4200];
 
 	raise_nofile();
+	uid_share_init();
 	if (check_source(o->source) || check_mountpoint(o->mountpoint) || check_fuse_device())
 		return -1;
 	if (log_open(why, sizeof(why)))

@@ -31,6 +31,7 @@
 #include "slow.h"
 #include "thread_buf.h"
 #include "tuning.h"
+#include "uid_share.h"
 #include "watch.h"
 
 #define SCRATCH_MIN (1U << 20)
@@ -186,6 +187,7 @@ static int handle_free(struct open_file *of)
 	wb_last_handle(n);
 	lock_release_handle(of); /* before its descriptor: flock locks go with that */
 	close(of->fd);
+	uid_share_give(of->uid);
 	free(of);
 	return backing_id;
 }
@@ -211,7 +213,8 @@ static bool file_tuning_read(const struct open_file *of, const struct stat *st, 
 /*
  * Wrap backing descriptor @fd of inode @n, whose state is @st (NULL: fstat
  * it), as the open file of @fi for @req; @created: CREATE made the file.
- * Consumes @fd. Returns 0 or -errno.
+ * Consumes @fd and the share the caller took (uid_share_take). Returns 0 or
+ * -errno.
  */
 static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat *st, bool created,
 		      struct fuse_file_info *fi)
@@ -222,9 +225,11 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 	bool wanted, read;
 	/* past shutdown's final sync nothing written would reach SOURCE */
 	int ret = (fi->flags & O_ACCMODE) != O_RDONLY ? shutdown_refuse(n, "an open") : 0;
+	uid_t uid = fuse_req_ctx(req)->uid; /* its share taken by the caller */
 
 	if (ret) {
 		close(fd);
+		uid_share_give(uid);
 		return ret;
 	}
 	of = calloc(1, sizeof(*of));
@@ -233,9 +238,11 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 
 		free(of);
 		close(fd);
+		uid_share_give(uid);
 		return -err;
 	}
 	of->fd = fd;
+	of->uid = uid;
 	of->inode = n;
 	of->flags = fi->flags;
 	st = st ? st : &buf;
@@ -293,10 +300,13 @@ static void open_finish(fuse_req_t req, struct inode *n, int fd, struct fuse_fil
 	/* the caller's truncation cleared the bits, unless it was root without CAP_FSETID */
 	if (!ret && (fi->flags & O_TRUNC) && killpriv_open_asked(fi))
 		ret = killpriv_now(0, n, fd, true);
-	if (!ret)
-		ret = handle_new(req, n, fd, NULL, false, fi); /* consumes fd */
-	else if (fd >= 0)
-		close(fd);
+	if (!ret) {
+		ret = handle_new(req, n, fd, NULL, false, fi); /* consumes fd and the share */
+	} else {
+		if (fd >= 0)
+			close(fd);
+		uid_share_give(fuse_req_ctx(req)->uid);
+	}
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -334,8 +344,15 @@ static void open_wait_done(struct slow_req *s)
 static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct inode *n = inode_get(ino);
-	int fd = open_as_caller(req, n, fi->flags, true);
+	/* past the user's share of the daemon's descriptors: EMFILE */
+	int fd = uid_share_take(fuse_req_ctx(req)->uid);
 	struct open_wait *w;
+
+	if (fd) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	fd = open_as_caller(req, n, fi->flags, true);
 
 	/* Another process's lease must be broken first: wait for that outside
 	 * the workers, unless the caller itself asked not to wait. */
@@ -394,17 +411,20 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 			 struct fuse_file_info *fi)
 {
 	struct fuse_entry_param e;
-	int fd, ret;
+	uid_t uid = fuse_req_ctx(req)->uid;
+	int fd, ret = uid_share_take(uid); /* past the user's share: EMFILE, nothing created */
 
-	fd = create_backing(req, inode_get(parent), name, mode, fi->flags);
-	if (fd < 0) {
-		fuse_reply_err(req, -fd);
+	if (ret) {
+		fuse_reply_err(req, -ret);
 		return;
 	}
+	fd = create_backing(req, inode_get(parent), name, mode, fi->flags);
 	/* the entry of the file just made, not of whatever the name is now */
-	ret = entry_from_fd(fd, &e);
+	ret = fd < 0 ? fd : entry_from_fd(fd, &e);
 	if (ret) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
+		uid_share_give(uid);
 		fuse_reply_err(req, -ret);
 		return;
 	}

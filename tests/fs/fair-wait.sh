@@ -14,6 +14,10 @@
 #           goes); when the holder is killed, a waiter gets the lock
 #   fifo    four readers open a FIFO through the mount (the kernel opens
 #           FIFOs itself; nothing reaches a worker)
+#   fds     the daemon runs with RLIMIT_NOFILE 256, so a user's share of its
+#           descriptors for open files is 256 / 2 / 4 = 32: nobody's 40
+#           opens held at once get 32 descriptors and EMFILE after, with a
+#           log line; root still opens and creates
 set -u
 . "$(dirname "$0")/../lib/mount.sh"
 trap 'rc=$?; fair_cleanup; (exit $rc); accel_cleanup' EXIT
@@ -22,7 +26,7 @@ command -v setpriv >/dev/null || skip "setpriv is not installed"
 # the system python3: nobody cannot run a python of root's (pyenv shims)
 PY=/usr/bin/python3
 [ -x $PY ] || skip "$PY is needed"
-case=${1:?usage: fair-wait.sh lease|lock|fifo}
+case=${1:?usage: fair-wait.sh lease|lock|fifo|fds}
 
 OLD_LBT=""
 fair_cleanup() {
@@ -39,6 +43,10 @@ echo other >"$base/src/other"
 echo "lease" >"$base/src/her/f"
 chown 65534:65534 "$base/src/her/f"
 mkfifo -m 666 "$base/src/her/fifo"
+for i in $(seq 40); do echo "$i" >"$base/src/her/n$i"; done
+if [ "$case" = fds ]; then
+	ulimit -n 256 || skip "cannot set RLIMIT_NOFILE"
+fi
 accel_mount "$base/src" "$base/mnt" -o allow_other,threads=2
 
 as_nobody() {
@@ -72,6 +80,15 @@ elif action == "hold":
     fcntl.lockf(fd, fcntl.LOCK_EX)
     print("held", flush=True)
     time.sleep(60)
+elif action == "many":
+    fds, errs = [], {}
+    for i in range(1, 41):
+        try:
+            fds.append(os.open("%s/n%d" % (path, i), os.O_RDONLY))
+        except OSError as e:
+            errs[e.strerror] = errs.get(e.strerror, 0) + 1
+    print("opened %d %s" % (len(fds), errs), flush=True)
+    time.sleep(float(sys.argv[4]))
 elif action == "wait":
     def interrupted(*a):
         raise InterruptedError("signal")
@@ -138,6 +155,18 @@ case_fifo() {
 	sleep 0.5
 	other_users_ok "4 FIFO readers waiting"
 	echo "PASS: FIFO readers hold no worker"
+}
+
+case_fds() {
+	py many "$base/mnt/her" 8 >"$base/many.out" &
+	for _ in $(seq 50); do grep -q opened "$base/many.out" && break; sleep 0.1; done
+	cat "$base/many.out"
+	grep -q "^opened 32 {'Too many open files': 8}" "$base/many.out" ||
+		fail "nobody's 40 opens: $(cat "$base/many.out"), want 32 and 8 EMFILE"
+	other_users_ok "nobody at her share of descriptors"
+	grep -q "uid 65534 has 32 files open through the mount" "$ACCEL_LOG" ||
+		fail "no log line for the share: $(cat "$ACCEL_LOG")"
+	echo "PASS: one user's opens stop at her share; root's still work"
 }
 
 "case_$case"

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uid_share.h - a user's share of the daemon's descriptors for open files
+ * (uid_share.c).
+ */
+#ifndef ACCELFS_FUSE_UID_SHARE_H
+#define ACCELFS_FUSE_UID_SHARE_H
+
+#include <sys/types.h>
+
+/* At start, after RLIMIT_NOFILE is settled: the share's size. */
+void uid_share_init(void);
+/* Open handles a user other than root may hold at once. */
+unsigned int uid_share_limit(void);
+/* One more open handle of @uid: 0, or -EMFILE past its share (logged). */
+int uid_share_take(uid_t uid);
+/* ... one fewer. */
+void uid_share_give(uid_t uid);
+
+#endif
