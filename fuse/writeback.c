@@ -38,6 +38,13 @@ static bool flusher_running;
 static pthread_mutex_t flusher_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t flusher_cond = PTHREAD_COND_INITIALIZER;
 static bool flusher_stop;
+/*
+ * sync=relaxed: fsync(2) returns at once, and the flusher's next background
+ * sync (relaxed_sync) makes what it covered durable: a power cut loses at
+ * most about flush_interval of what relaxed fsyncs acknowledged. The count
+ * of syncs owed; atomic.
+ */
+static uint64_t relaxed_debt;
 
 static uint64_t realtime_ns(void)
 {
@@ -276,6 +283,9 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	if (ret >= 0)
 		of->wb_next = end;
 	pthread_mutex_unlock(&n->wb_lock);
+	/* an O_SYNC write deferred under sync=relaxed: owed a background sync */
+	if (ret >= 0 && (of->flags & O_DSYNC))
+		__atomic_add_fetch(&relaxed_debt, 1, __ATOMIC_RELEASE);
 	return ret;
 }
 
@@ -417,6 +427,7 @@ void wb_last_close(struct open_file *of)
 /* fsync under sync=relaxed: nothing is written now; an earlier failure still is reported. */
 int wb_fsync_relaxed(struct open_file *of)
 {
+	__atomic_add_fetch(&relaxed_debt, 1, __ATOMIC_RELEASE);
 	return __atomic_exchange_n(&of->inode->wb_err, 0, __ATOMIC_RELAXED);
 }
 
@@ -469,10 +480,34 @@ void wb_recover_log(void *arg, const struct pool_recover_note *n)
  * also writes back (or drops, when their file is not provably the same) the
  * dirty buffers left by daemons that died (pool_recover_all).
  */
+/*
+ * What relaxed fsyncs acknowledged since the last background sync becomes
+ * durable: every deferred byte goes to SOURCE, then SOURCE's file system is
+ * synced (syncfs: one call whatever the number of files, and it covers the
+ * files written through too). At most every flush_interval / 2, so the
+ * bound after a power cut is about flush_interval (period + that + the
+ * sync's own time; measured in docs/daemon-death.md).
+ */
+static void relaxed_sync(int src_fd, uint64_t *last)
+{
+	uint64_t debt = __atomic_load_n(&relaxed_debt, __ATOMIC_ACQUIRE), now = now_ns();
+
+	if (!debt || src_fd < 0 || now - *last < (uint64_t)(accelfs.opts.flush_interval * 5e8))
+		return;
+	__atomic_sub_fetch(&relaxed_debt, debt, __ATOMIC_RELAXED);
+	ops_file_foreach_deferred(flush_every, NULL);
+	if (syncfs(src_fd))
+		log_msg(LOG_WARNING, "sync=relaxed: syncfs of %s: %s", accelfs.source_real,
+			strerror(errno));
+	*last = now;
+}
+
 static void *flusher_main(void *arg)
 {
-	uint64_t period = (uint64_t)(accelfs.opts.flush_interval * 1e9 / 4);
+	uint64_t period = (uint64_t)(accelfs.opts.flush_interval * 1e9 / 4), last_sync = 0;
 	unsigned int ticks = 0;
+	/* a descriptor syncfs takes (not O_PATH) */
+	int src_fd = open(accelfs.source_real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	(void)arg;
 	pthread_mutex_lock(&flusher_lock);
@@ -490,11 +525,14 @@ static void *flusher_main(void *arg)
 		pthread_mutex_unlock(&flusher_lock);
 		before = realtime_ns() - (uint64_t)(accelfs.opts.flush_interval * 1e9);
 		ops_file_foreach_deferred(flush_old, &before);
+		relaxed_sync(src_fd, &last_sync);
 		if (++ticks % 16 == 0 && cache_io_pool())
 			pool_recover_all(cache_io_pool(), wb_recover_log, NULL);
 		pthread_mutex_lock(&flusher_lock);
 	}
 	pthread_mutex_unlock(&flusher_lock);
+	if (src_fd >= 0)
+		close(src_fd);
 	return NULL;
 }
 
@@ -505,8 +543,8 @@ int wb_start(void)
 		return 0;
 	/* what a dead daemon deferred goes to SOURCE first (and at an open of its file) */
 	pool_recover_all(cache_io_pool(), wb_recover_log, NULL);
-	if (!accelfs.opts.deferred_write)
-		return 0;
+	/* also without deferred write: sync=relaxed (per mount, or a file's
+	 * attribute) needs its background sync */
 	if (pthread_create(&flusher, NULL, flusher_main, NULL))
 		return -EAGAIN;
 	flusher_running = true;
