@@ -78,15 +78,7 @@ static const struct cli_cmd cli = { .name = "monitor", .help = help };
 
 static int take_interval(const struct cli_opt *opt, const char *arg)
 {
-	double *interval = opt->to;
-	char *end;
-
-	*interval = strtod(arg, &end);
-	if (*end || end == arg || !(*interval >= 0.1 && *interval <= 3600)) {
-		util_err("monitor", NULL, "--interval '%s': need seconds from 0.1 to 3600", arg);
-		return -EINVAL;
-	}
-	return 0;
+	return util_parse_seconds("monitor", opt->name, arg, 0.1, 3600, opt->to);
 }
 
 static int parse(int argc, char **argv, struct monitor *m)

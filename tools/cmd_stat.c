@@ -1,32 +1,46 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_stat.c - `accel stat [--json] [--file PATH] [--pool NAME]`: one-shot
- * counters of a global buffer pool and of the files it caches, for people
- * (aligned tables) and for scripts and monitoring systems (--json, schema
- * "accelfs-stat/1", documented field by field in docs/monitoring.md).
+ * cmd_stat.c - `accel stat [--json | --prometheus [--textfile DIR [--interval
+ * S]]] [--file PATH] [--pool NAME]`: one-shot counters of a global buffer
+ * pool and of the files it caches, for people (aligned tables) and for
+ * scripts and monitoring systems (--json, schema "accelfs-stat/1",
+ * documented field by field in docs/monitoring.md; --prometheus, the text
+ * exposition format of prom.c, on stdout or into node_exporter's textfile
+ * directory, once or every S seconds until SIGTERM or SIGINT).
  *
  * It maps the pool read-only and takes no lock, so it never slows a daemon.
  * Percentages and the read share come from monstat.c, like accel monitor's.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cmd.h"
 #include "monstat.h"
 #include "mstate.h"
+#include "outfile.h"
 #include "poolsnap.h"
+#include "prom.h"
+#include "tmpname.h"
 #include "util.h"
 
+#define PROM_FILE "accelfs.prom" /* in --textfile DIR: node_exporter reads *.prom */
+
 struct stat_opts {
-	bool json;
+	bool json, prometheus;
 	const char *file;
 	const char *pool;
-	uint64_t dev, ino; /* of --file */
+	const char *textfile; /* DIR */
+	double interval;      /* 0: write once */
+	uint64_t dev, ino;    /* of --file */
 };
 
 /*
@@ -71,7 +85,8 @@ static const struct {
 
 static void help(void)
 {
-	printf("Usage: accel stat [--json] [--file PATH] [--pool NAME]\n\n"
+	printf("Usage: accel stat [--json | --prometheus] [--file PATH] [--pool NAME]\n"
+	       "       accel stat --prometheus --textfile DIR [--interval S] [--pool NAME]\n\n"
 	       "Print the counters of an accelfs global buffer pool once: its geometry,\n"
 	       "cache attempts and hits (local and global), backend and buffer I/O,\n"
 	       "evictions, invalidations, recoveries, active streams, resident buffers;\n"
@@ -82,6 +97,12 @@ static void help(void)
 	       "                --file is in; else the one this user's daemons use, %s\n"
 	       "                for root, %s-UID for others)\n"
 	       "  --json        one JSON object, schema \"accelfs-stat/1\" (docs/monitoring.md)\n"
+	       "  --prometheus  the Prometheus text exposition format: pool, file and mount\n"
+	       "                metrics (accelfs_*), with HELP and TYPE lines\n"
+	       "  --textfile DIR  write them to DIR/" PROM_FILE " instead (node_exporter's\n"
+	       "                textfile directory), replaced atomically\n"
+	       "  --interval S  with --textfile: again every S seconds (0.1 to 86400) until\n"
+	       "                SIGTERM or SIGINT, which end it with status 0\n"
 	       "  -h, --help\n\n"
 	       "Reads the pool without locking; never slows the daemons.\n"
 	       "Exit status: 0 printed, 1 pool or file unavailable, 2 usage error.\n",
@@ -390,16 +411,39 @@ static void print_text(const struct poolsnap *s, const struct stat_opts *o, cons
 	text_table(s, o, text_file_io);
 }
 
+static int take_interval(const struct cli_opt *opt, const char *arg)
+{
+	return util_parse_seconds("stat", opt->name, arg, 0.1, 86400, opt->to);
+}
+
+/* Options, and the combinations that make sense; CLI_GO_ON or the exit status. */
 static int parse(int argc, char **argv, struct stat_opts *o)
 {
 	const struct cli_opt opts[] = {
 		{ .name = "json", .flag = &o->json },
+		{ .name = "prometheus", .flag = &o->prometheus },
+		{ .name = "textfile", .string = &o->textfile },
+		{ .name = "interval", .take = take_interval, .to = &o->interval },
 		{ .name = "file", .string = &o->file },
 		{ .name = "pool", .string = &o->pool },
 		{ NULL },
 	};
+	const char *bad = NULL;
+	int ret = cli_parse(&cli, opts, argc, argv);
 
-	return cli_parse(&cli, opts, argc, argv);
+	if (ret != CLI_GO_ON)
+		return ret;
+	if (o->json && o->prometheus)
+		bad = "--json and --prometheus are two formats: choose one";
+	else if (o->textfile && !o->prometheus)
+		bad = "--textfile writes the Prometheus format: add --prometheus";
+	else if (o->interval > 0 && !o->textfile)
+		bad = "--interval goes with --textfile DIR";
+	if (bad) {
+		util_err("stat", NULL, "%s (see 'accel stat --help')", bad);
+		return EXIT_USAGE;
+	}
+	return CLI_GO_ON;
 }
 
 /* Snapshot the open pool and print it; the exit status. */
@@ -428,6 +472,127 @@ static int report(struct pool *pool, const struct stat_opts *o, const char *name
 	return fflush(stdout) ? EXIT_FAIL : 0;
 }
 
+/*
+ * The metrics of the pool @name now into @f (prom.h): 0, or -errno with one
+ * line in @msg, after writing what could be known (accelfs_pool_up 0 when
+ * the pool could not be read). Used for stdout and for the textfile.
+ */
+static int prom_once(const struct stat_opts *o, const char *name, FILE *f, char *msg, size_t len)
+{
+	const struct pool_stats_file *only = NULL;
+	struct poolsnap s = { 0 };
+	struct pool *pool;
+	int ret = poolsnap_open(name, &pool, msg, len), wret;
+	bool read = false;
+
+	if (ret == 0) {
+		ret = poolsnap_take(pool, &s);
+		if (ret)
+			snprintf(msg, len, "pool %s: %s", name, strerror(-ret));
+		read = ret == 0;
+		pool_close(pool);
+	}
+	if (read && o->file && !(only = poolsnap_find(&s, o->dev, o->ino))) {
+		snprintf(msg, len,
+			 "%s: not in pool %s (not opened through accelfs since the pool "
+			 "was created, or its slot was reused)",
+			 o->file, name);
+		s.nfiles = 0; /* the pool's metrics, no file's */
+		ret = -ENOENT;
+	}
+	wret = prom_write(f, name, read ? &s : NULL, only);
+	poolsnap_free(&s);
+	if (ret == 0 && wret)
+		snprintf(msg, len, "cannot write the metrics: %s", strerror(-wret));
+	return ret ? ret : wret;
+}
+
+/* DIR/accelfs.prom replaced through a temporary beside it (outfile.h). 0 or -errno. */
+static int textfile_once(const struct stat_opts *o, const char *name, const char *path, char *msg,
+			 size_t len)
+{
+	struct outfile out = { .dir_fd = -1 };
+	char why[NAME_MAX + 96];
+	int ret = outfile_open(&out, path, "prom"), pret = 0;
+
+	if (ret == 0) {
+		pret = prom_once(o, name, out.f, msg, len);
+		ret = pret == -EIO ? pret : outfile_commit(&out);
+		if (pret == -EIO)
+			outfile_discard(&out);
+	}
+	if (ret < 0) {
+		snprintf(msg, len, "%.300s: %s", path, outfile_why(&out, ret, why, sizeof(why)));
+		return ret;
+	}
+	return pret;
+}
+
+/* Sleep until @until (util_now() time), or a stop signal. */
+static void nap_until(double until)
+{
+	double left;
+	struct timespec ts;
+
+	while (!util_stop_sig && (left = until - util_now()) > 0) {
+		ts.tv_sec = (time_t)left;
+		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+		nanosleep(&ts, NULL); /* a signal cuts it short: no SA_RESTART */
+	}
+}
+
+/*
+ * --textfile: write once (the exit status says how it went), or every
+ * --interval until SIGTERM/SIGINT (status 0), saying each new trouble once
+ * and going on: a scraper must keep its file while a pool comes and goes.
+ */
+static int textfile(const struct stat_opts *o, const char *name)
+{
+	char path[PATH_MAX], msg[512], last[512] = "";
+	double next = util_now();
+	int dir = open(o->textfile, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+
+	if (dir < 0) {
+		util_err("stat", o->textfile, "%s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	tmpname_clean(dir, NULL, NULL); /* a killed run's temporary */
+	close(dir);
+	snprintf(path, sizeof(path), "%s/%s", o->textfile, PROM_FILE);
+	do {
+		msg[0] = '\0';
+		ret = textfile_once(o, name, path, msg, sizeof(msg));
+		if (ret && strcmp(msg, last))
+			util_err("stat", NULL, "%s", msg);
+		snprintf(last, sizeof(last), "%s", ret ? msg : "");
+		next += o->interval;
+		nap_until(next);
+	} while (o->interval > 0 && !util_stop_sig);
+	if (o->interval > 0)
+		return 0;
+	return ret == -EINVAL ? EXIT_USAGE : ret ? EXIT_FAIL : 0;
+}
+
+/* --prometheus on stdout: nothing printed unless the pool (and --file) could be read. */
+static int prom_stdout(const struct stat_opts *o, const char *name)
+{
+	char *buf = NULL, msg[512];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int ret = f ? prom_once(o, name, f, msg, sizeof(msg)) : -ENOMEM;
+
+	if (f)
+		fclose(f);
+	if (ret == 0)
+		fwrite(buf, 1, len, stdout);
+	else
+		util_err("stat", NULL, "%s", f ? msg : strerror(ENOMEM));
+	free(buf);
+	if (ret)
+		return ret == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
+	return fflush(stdout) ? EXIT_FAIL : 0;
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_opts o = { 0 };
@@ -442,6 +607,10 @@ int cmd_stat(int argc, char **argv)
 		util_err("stat", NULL, "%s", msg);
 		return ret == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
 	}
+	if (o.textfile)
+		return textfile(&o, name);
+	if (o.prometheus)
+		return prom_stdout(&o, name);
 	ret = poolsnap_open(name, &pool, msg, sizeof(msg));
 	if (ret) {
 		util_err("stat", NULL, "%s", msg);

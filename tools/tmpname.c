@@ -16,7 +16,7 @@
 
 #include "tmpname.h"
 
-static const char *const kinds[] = { "defrag", "convert", "defrag-old", "fdl" };
+static const char *const kinds[] = { "defrag", "convert", "defrag-old", "fdl", "prom" };
 
 int tmpname_make(char *buf, size_t len, const char *kind, const char *base, pid_t pid)
 {

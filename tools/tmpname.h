@@ -6,7 +6,7 @@
  * A temporary is created beside the file it will replace, named
  * ".accel-<kind>.<name>.<pid>.tmp" (kind is "defrag", "convert", or
  * "defrag-old" for the extra link that guards a swap, see replace.h; "fdl" for
- * analyze --fdl's output, see outfile.h). The name
+ * analyze --fdl's output and "prom" for stat --textfile's, see outfile.h). The name
  * alone lets a later run recognise the file as accel's own and see whether
  * the process that made it is still alive; only files whose pid is dead on
  * this machine are removed. (A pid from another machine sharing the

@@ -97,6 +97,19 @@ int util_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+int util_parse_seconds(const char *cmd, const char *opt, const char *arg, double min, double max,
+		       double *out)
+{
+	char *end;
+
+	*out = strtod(arg, &end);
+	if (*end || end == arg || !(*out >= min && *out <= max)) {
+		util_err(cmd, NULL, "--%s '%s': need seconds from %g to %g", opt, arg, min, max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int util_test_flag(const char *name)
 {
 	const char *v = getenv(name);

@@ -36,6 +36,14 @@ double util_now(void);
 /* Parse a non-negative decimal integer; returns 0 or -EINVAL/-ERANGE. */
 int util_parse_u64(const char *s, uint64_t *out);
 
+/*
+ * Parse @arg, the value of option --@opt of command @cmd, as a number of
+ * seconds from @min to @max into *@out: 0, or -EINVAL after one line
+ * "accel CMD: --OPT 'ARG': need seconds from MIN to MAX".
+ */
+int util_parse_seconds(const char *cmd, const char *opt, const char *arg, double min, double max,
+		       double *out);
+
 /* Print @s on stdout as a JSON string literal (quotes, escapes). */
 void util_json_string(const char *s);
 
