@@ -116,6 +116,11 @@ struct inode {
 	/* Deferred write (writeback.c): this daemon's dirty bytes of the file. */
 	pthread_mutex_t wb_lock; /* serialises deferrals, flushes and write-throughs of the file */
 	int wb_err;		 /* atomic: a failed flush's -errno, for the next fsync/close */
+	/* A write the kernel's writeback sent that failed: its bytes are gone
+	 * from the page cache too. Every handle's next fsync (and a writer's
+	 * close) reports it once, as the kernel's errseq does (ops_file.c). */
+	int lost_err;	       /* atomic: the last such -errno */
+	unsigned int lost_seq; /* atomic: how many there were */
 	int wb_fd; /* wb_lock: the daemon's own O_WRONLY descriptor for write-back, -1: none yet */
 };
 
@@ -153,6 +158,7 @@ struct open_file {
 	unsigned int busy; /* open file list lock: walkers using it outside the lock */
 	bool locked;	   /* atomic: a lock owner's descriptor was made through it (ops_lock.c) */
 	uid_t uid;	   /* whose share of the daemon's descriptors it takes (uid_share.c) */
+	unsigned int lost_seen; /* atomic: the inode's lost_seq last reported to it */
 };
 
 struct dir_handle {

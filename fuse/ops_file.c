@@ -243,6 +243,7 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 	}
 	of->fd = fd;
 	of->uid = uid;
+	of->lost_seen = __atomic_load_n(&n->lost_seq, __ATOMIC_ACQUIRE); /* errors after its open */
 	of->inode = n;
 	of->flags = fi->flags;
 	st = st ? st : &buf;
@@ -462,6 +463,36 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	fuse_reply_err(req, 0);
 }
 
+/*
+ * The kernel's writeback of a page failed on SOURCE (ENOSPC, EDQUOT, EIO):
+ * the page is clean again, so its bytes exist nowhere. Logged once per file
+ * and error, and kept for every handle's next fsync and writer's close.
+ */
+static void write_lost(struct open_file *of, int err)
+{
+	struct inode *n = of->inode;
+	char proc[PROC_FD_LEN], path[512];
+	ssize_t len;
+
+	if (__atomic_exchange_n(&n->lost_err, err, __ATOMIC_RELAXED) != err) {
+		len = readlink(proc_fd_path(of->fd, proc), path, sizeof(path) - 1);
+		path[len > 0 ? len : 0] = '\0';
+		log_msg(LOG_ERR, "%s: write-back failed: %s; reported at the next fsync and close",
+			path, strerror(-err));
+	}
+	__atomic_add_fetch(&n->lost_seq, 1, __ATOMIC_RELEASE);
+}
+
+/* A lost write (write_lost) this handle has not been told of: its -errno, once; else 0. */
+static int lost_check(struct open_file *of)
+{
+	unsigned int seq = __atomic_load_n(&of->inode->lost_seq, __ATOMIC_ACQUIRE);
+
+	if (__atomic_exchange_n(&of->lost_seen, seq, __ATOMIC_RELAXED) == seq)
+		return 0;
+	return __atomic_load_n(&of->inode->lost_err, __ATOMIC_RELAXED);
+}
+
 /* fsync is never deferred, unless the file's owner asked for sync=relaxed. */
 static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
@@ -470,12 +501,15 @@ static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 
 	(void)ino;
 	if (of->relaxed) {
-		fuse_reply_err(req, -wb_fsync_relaxed(of));
+		ret = wb_fsync_relaxed(of);
+		fuse_reply_err(req, -(ret ? ret : lost_check(of)));
 		return;
 	}
 	ret = wb_sync(of);
 	if (!ret)
 		ret = backend_fsync(of->fd, datasync);
+	if (!ret)
+		ret = lost_check(of);
 	fuse_reply_err(req, -ret);
 }
 
@@ -491,6 +525,8 @@ static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	int ret = wb_close(fh_of(fi));
 
 	(void)ino;
+	if (!ret && (fh_of(fi)->flags & O_ACCMODE) != O_RDONLY)
+		ret = lost_check(fh_of(fi));   /* a writer's close reports a lost write, as NFS's */
 	times_apply(fh_of(fi));		       /* before close returns, not at the async release */
 	lock_flush(fh_of(fi), fi->lock_owner); /* POSIX: a close drops its process's locks */
 	if (!ret && !__atomic_load_n(&accelfs.opts.deferred_write, __ATOMIC_RELAXED) &&
@@ -578,6 +614,8 @@ static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 		cache_io_write_end(of, (uint64_t)off, n);
 	}
 	n = write_durable(of, off, n);
+	if (n < 0 && fi->writepage)
+		write_lost(of, (int)n);
 reply:
 	if (n > 0)
 		times_written(of);

@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# write-errors.sh MODE: a write error on SOURCE reaches the program (issue
+# 27). SOURCE is a 48 MiB ext4; a writer fills it through the mount with
+# 4 KiB writes, fsync'ing every MiB, until write() fails. Then fsync and
+# close. Every byte write() accepted is on SOURCE, or the fsync or the
+# close after it reports the error, in every write mode (MODE: mount
+# options). Under the writeback cache the kernel writes the pages back
+# later; a failed write-back used to be swallowed: fsync and close returned
+# 0 with SOURCE 1 MiB short.
+set -u
+mode=${1:?usage: write-errors.sh MOUNT-OPTIONS}
+. "$(dirname "$0")/lib.sh"
+cfs_init
+cfs_pool werr
+cfs_ext4_src 48M || skip "$CFS_WHY"
+chmod 777 src
+PY=/usr/bin/python3
+[ -x $PY ] || skip "$PY is needed"
+mkdir m
+accel_mount "$PWD/src" "$PWD/m" -o "$mode,pool=$POOL"
+$PY - m/big >out <<'PYEOF'
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+acc, buf, reported = 0, b"z" * 4096, False
+try:
+    while True:
+        acc += os.write(fd, buf)
+        if acc % (1 << 20) == 0:
+            os.fsync(fd)
+except OSError as e:
+    print("write error after", acc, "bytes:", e.strerror)
+for what, f in (("fsync", os.fsync), ("close", os.close)):
+    try:
+        f(fd)
+        print(what, "ok")
+    except OSError as e:
+        reported = True
+        print(what, "error:", e.strerror)
+print("accepted", acc, "reported", int(reported))
+PYEOF
+cat out
+accel_umount "$PWD/m"
+acc=$(sed -n 's/^accepted \([0-9]*\) .*/\1/p' out)
+rep=$(sed -n 's/.* reported \([01]\)$/\1/p' out)
+have=$(stat -c %s src/big)
+echo "$mode: write() accepted $acc bytes, SOURCE has $have, fsync/close reported: $rep"
+[ -n "$acc" ] || fail "the writer did not finish: $(cat out)"
+[ "$have" -ge "$acc" ] || [ "$rep" = 1 ] ||
+	fail "$mode: $((acc - have)) accepted bytes are not on SOURCE and nothing reported it"
+grep -q "write error after" out || fail "the writer never saw ENOSPC: SOURCE was not filled"
+echo "PASS: $mode: every accepted byte is on SOURCE, or the error was reported"
