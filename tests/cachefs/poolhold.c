@@ -10,10 +10,17 @@
  * the locked path, writes READY-FILE and stops itself (SIGSTOP). On SIGCONT
  * it undoes the marks, releases the locks and exits 0: the pool is then as
  * it was. Exit 1 if the pool cannot be attached or a lock taken.
+ *
+ *   poolhold POOL READY-FILE corrupt
+ *
+ * Damages the pool instead, as root writing into the segment could: every
+ * lock word (files lock, shard locks) names thread 1 (init: alive, and never
+ * going to unlock) as its owner; then exits at once.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pool_i.h"
 
@@ -25,7 +32,7 @@ int main(int argc, char **argv)
 	uint32_t *marked;
 	FILE *f;
 
-	if (argc != 3)
+	if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "corrupt")))
 		return 2;
 	cfg.name = argv[1];
 	cfg.err = err;
@@ -33,6 +40,16 @@ int main(int argc, char **argv)
 	if (pool_open(&cfg, &pool)) {
 		fprintf(stderr, "poolhold: %s\n", err);
 		return 1;
+	}
+	if (argc == 4) {
+		int corrupt_word =
+		    getenv("POOLHOLD_WORD") ? (int)strtoul(getenv("POOLHOLD_WORD"), NULL, 0) : 1;
+
+		pool->hdr->files_lock.m.__data.__lock = corrupt_word;
+		for (uint32_t s = 0; s < pool->nshards; s++)
+			pool->shards[s].lock.m.__data.__lock = corrupt_word;
+		f = fopen(argv[2], "w");
+		return !f || fclose(f);
 	}
 	marked = calloc(pool->nbufs, sizeof(*marked));
 	for (uint32_t s = 0; s < pool->nshards; s++)
