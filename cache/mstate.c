@@ -51,11 +51,19 @@ int mstate_write(const struct mstate *m)
 
 	if (ret)
 		return ret;
+	struct stat st;
+
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return -errno;
+	/* ours alone, not a symlink or a directory someone else may write */
+	if (lstat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
+		return -EPERM;
 	snprintf(tmp, sizeof(tmp), "%s/.mount-%" PRIu32 ".tmp", dir, m->pid);
 	snprintf(path, sizeof(path), "%s/mount-%" PRIu32, dir, m->pid);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	unlink(tmp); /* a temporary a killed daemon of this pid left */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
 	ret = write_all(fd, m);
