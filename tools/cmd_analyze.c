@@ -18,6 +18,7 @@
 #include "cmd.h"
 #include "fdl.h"
 #include "fiemap.h"
+#include "fslimit.h"
 #include "meta.h"
 #include "mountres.h"
 #include "outfile.h"
@@ -27,6 +28,7 @@ struct analyze_opts {
 	bool json;
 	bool fdl;
 	unsigned int printed; /* JSON objects so far */
+	struct fslimit fs;    /* the file system last seen */
 };
 
 struct analysis {
@@ -35,6 +37,7 @@ struct analysis {
 	struct stat st;
 	struct fiemap_stats fs;
 	uint64_t map_end; /* logical end of the last extent */
+	char limit[96];	  /* what limits contiguity, "" for nothing known */
 	char fdl_path[PATH_MAX + 8];
 };
 
@@ -44,7 +47,8 @@ static void help(void)
 	       "Show where each FILE's data lies: size, allocated bytes, extents (kernel\n"
 	       "extents merged when physically contiguous), holes, unwritten extents, a\n"
 	       "fragmentation score (0 = ideal, 90 = ten times the extents needed) and the\n"
-	       "ideal layout (one extent per run of data between holes).\n\n"
+	       "ideal: the fewest extents the file system can give the file (one per run of\n"
+	       "data between holes, and on ext4 one per block group a run spans).\n\n"
 	       "  --fdl    also write FILE.fdl: allocation, ownership, mode and every\n"
 	       "           user.accelfs.* attribute, for 'accel convert --fdl'\n"
 	       "  --json   one JSON array on stdout, for scripts\n"
@@ -55,15 +59,16 @@ static void help(void)
 
 static const struct cli_cmd cli = { .name = "analyze", .help = help, .operands = "FILE" };
 
-static int measure(int fd, struct analysis *a)
+static int measure(int fd, struct analysis *a, struct fslimit *l)
 {
+	uint64_t unit = fslimit_unit(fd, l, a->limit, sizeof(a->limit));
 	struct fiemap_map map;
 	int ret;
 
 	ret = fiemap_read(fd, &map);
 	if (ret < 0)
 		return ret;
-	fiemap_stats(&map, (uint64_t)a->st.st_size, &a->fs);
+	fiemap_stats(&map, (uint64_t)a->st.st_size, unit, &a->fs);
 	a->map_end = map.n ? map.ext[map.n - 1].logical + map.ext[map.n - 1].length : 0;
 	fiemap_free(&map);
 	return 0;
@@ -96,7 +101,7 @@ static int write_fdl(int fd, struct analysis *a, char *why, size_t len)
 		 "# accelfs file definition, written by accel analyze %s\n"
 		 "# now: %llu extents, ideal %llu. Use: accel convert --fdl FILE.fdl IN OUT\n",
 		 ACCELFS_VERSION, (unsigned long long)a->fs.extents,
-		 (unsigned long long)a->fs.data_runs);
+		 (unsigned long long)a->fs.ideal);
 	if (ret == 0 && (ret = outfile_open(&out, a->fdl_path, "fdl")) == 0) {
 		ret = fdl_write(out.f, &fdl, comment);
 		if (ret == 0)
@@ -127,9 +132,9 @@ static void print_text(const struct analysis *a)
 	       (unsigned long long)fs->hole_bytes);
 	printf("  unwritten      %llu\n", (unsigned long long)fs->unwritten);
 	printf("  fragmentation  %.1f\n", fs->score);
-	printf("  ideal          %llu extent%s (one per data run)%s\n",
-	       (unsigned long long)fs->data_runs, fs->data_runs == 1 ? "" : "s",
-	       fs->extents > fs->data_runs ? "" : ", already ideal");
+	printf("  ideal          %llu extent%s (%s)%s\n", (unsigned long long)fs->ideal,
+	       fs->ideal == 1 ? "" : "s", fs->ideal > fs->data_runs ? a->limit : "one per data run",
+	       fs->extents > fs->ideal ? "" : ", already ideal");
 	if (a->fdl_path[0])
 		printf("  fdl            %s\n", a->fdl_path);
 }
@@ -147,7 +152,7 @@ static void print_json(const struct analysis *a, struct analyze_opts *o)
 	       "\"hole_bytes\": %llu, \"unwritten\": %llu, \"fragmentation\": %.1f, \"fdl\": ",
 	       (unsigned long long)a->st.st_size, (unsigned long long)a->st.st_blocks * 512ULL,
 	       (unsigned long long)fs->extents, (unsigned long long)fs->kernel_extents,
-	       (unsigned long long)fs->data_runs, (unsigned long long)fs->holes,
+	       (unsigned long long)fs->ideal, (unsigned long long)fs->holes,
 	       (unsigned long long)fs->hole_bytes, (unsigned long long)fs->unwritten, fs->score);
 	if (a->fdl_path[0])
 		util_json_string(a->fdl_path);
@@ -181,7 +186,7 @@ static int analyze_one(const char *path, struct analyze_opts *o)
 	if (ret == 0 && !S_ISREG(a.st.st_mode))
 		ret = S_ISDIR(a.st.st_mode) ? -EISDIR : -EINVAL;
 	if (ret == 0)
-		ret = measure(fd, &a);
+		ret = measure(fd, &a, &o->fs);
 	if (ret == 0 && o->fdl && (ret = write_fdl(fd, &a, why, sizeof(why))) < 0)
 		util_err("analyze", a.fdl_path, "%s", why);
 	else if (ret < 0)

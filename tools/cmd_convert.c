@@ -20,6 +20,7 @@
 #include "cmd.h"
 #include "fdl.h"
 #include "fiemap.h"
+#include "fslimit.h"
 #include "meta.h"
 #include "mountres.h"
 #include "replace.h"
@@ -133,7 +134,7 @@ static void report(const struct convert_opts *o, const struct replace_job *job,
 	printf("%s -> %s: %s copied and verified, %llu extent%s (ideal %llu), %.2f s\n", o->in,
 	       o->replace ? o->in : o->out, util_bytes(job->copy.bytes, b, sizeof(b)),
 	       (unsigned long long)fs->extents, fs->extents == 1 ? "" : "s",
-	       (unsigned long long)fs->data_runs, secs);
+	       (unsigned long long)fs->ideal, secs);
 }
 
 static int fail(const struct convert_opts *o, const struct replace_job *job, int err)
@@ -200,15 +201,18 @@ static int open_target(const struct convert_opts *o, const char *in, struct repl
 static int run_job(const struct convert_opts *o, struct replace_job *job)
 {
 	struct fiemap_stats fs = { 0 };
+	struct fslimit lim = { 0 };
 	struct fiemap_map map;
 	double t0 = util_now();
+	char why[96];
 	int ret;
 
 	ret = replace_build(job);
 	if (ret < 0)
 		return fail(o, job, ret);
 	if (fiemap_read(job->tmp_fd, &map) == 0) {
-		fiemap_stats(&map, (uint64_t)job->in_st.st_size, &fs);
+		fiemap_stats(&map, (uint64_t)job->in_st.st_size,
+			     fslimit_unit(job->tmp_fd, &lim, why, sizeof(why)), &fs);
 		fiemap_free(&map);
 	}
 	ret = replace_commit(job);

@@ -26,6 +26,7 @@
 #include "cmd.h"
 #include "ext4move.h"
 #include "fiemap.h"
+#include "fslimit.h"
 #include "hot.h"
 #include "meta.h"
 #include "mountres.h"
@@ -64,6 +65,7 @@ struct run {
 	size_t n;
 	bool collect_failed;
 	char last_clean[PATH_MAX]; /* directory most recently cleaned of stale temporaries */
+	struct fslimit fs;	   /* the file system last measured on */
 	const char *walk_shown;	   /* the directory argument being walked, as given */
 	size_t walk_skip;	   /* length of its backing path */
 	struct progress prog;
@@ -80,6 +82,8 @@ struct target {
 	struct stat st;
 	struct fiemap_stats before;
 	struct fiemap_stats after;
+	uint64_t unit;	/* the longest run the file system gives it (fslimit.h) */
+	char limit[96]; /* ... as said to a person */
 	uint64_t moved;
 	const char *how;
 	const char *failed;	  /* the step that failed */
@@ -355,14 +359,14 @@ static const char *reason(int err)
 	}
 }
 
-static int measure(int fd, uint64_t size, struct fiemap_stats *fs)
+static int measure(int fd, uint64_t size, uint64_t unit, struct fiemap_stats *fs)
 {
 	struct fiemap_map map;
 	int ret;
 
 	ret = fiemap_read(fd, &map);
 	if (ret == 0) {
-		fiemap_stats(&map, size, fs);
+		fiemap_stats(&map, size, unit, fs);
 		fiemap_free(&map);
 	}
 	return ret;
@@ -398,7 +402,7 @@ static int by_move(struct run *run, struct target *t, int dir_fd)
 	t->failed = job.failed;
 	ext4move_release(&job);
 	if (ret >= 0 || ret == -ESTALE || ret == -EINTR)
-		measure(job.fd, (uint64_t)t->st.st_size, &t->after);
+		measure(job.fd, (uint64_t)t->st.st_size, t->unit, &t->after);
 	close(job.fd);
 	return ret < 0 ? ret : ret == NOT_BETTER ? NOT_BETTER : DONE;
 }
@@ -427,7 +431,7 @@ static int copy_swap(struct target *t, struct replace_job *job)
 	t->moved = job->copy.bytes;
 	ret = fiemap_read(job->tmp_fd, &map);
 	if (ret == 0) {
-		fiemap_stats(&map, (uint64_t)t->st.st_size, &t->after);
+		fiemap_stats(&map, (uint64_t)t->st.st_size, t->unit, &t->after);
 		fiemap_free(&map);
 	}
 	if (ret == 0 && t->after.extents >= t->before.extents)
@@ -496,16 +500,20 @@ static void say(struct run *run, const struct target *t, enum outcome oc, double
 	if (oc == DONE)
 		printf("%s: %llu -> %llu extents, %s moved, %.2f s (%s)\n", path, b, a,
 		       util_bytes(t->moved, sz, sizeof(sz)), secs, t->how);
+	else if (oc == IDEAL && b > t->before.ideal)
+		printf("%s: %llu extents, fewer than --min-extents %llu: left alone\n", path, b,
+		       (unsigned long long)run->o->min_extents);
 	else if (oc == IDEAL)
-		printf("%s: %llu extent%s, ideal %llu: left alone\n", path, b, b == 1 ? "" : "s",
-		       (unsigned long long)t->before.data_runs);
+		printf("%s: %llu extent%s, the fewest %s can give it (%s): left alone\n", path, b,
+		       b == 1 ? "" : "s", t->limit[0] ? "the file system" : "a file with its holes",
+		       t->limit[0] ? t->limit : "one per data run");
 	else if (oc == NOT_BETTER)
 		printf("%s: %llu extents; the best free space found gives %llu: not better, "
 		       "original kept\n",
 		       path, b, a);
 	else if (oc == WOULD)
 		printf("%s: %llu extents, ideal %llu: would defragment\n", path, b,
-		       (unsigned long long)t->before.data_runs);
+		       (unsigned long long)t->before.ideal);
 }
 
 static void say_failure(struct run *run, const struct target *t, int err)
@@ -555,11 +563,12 @@ static int examine(struct run *run, struct target *t)
 		return -ESTALE;
 	}
 	t->failed = NULL;
-	ret = measure(t->fd, (uint64_t)t->st.st_size, &t->before);
+	t->unit = fslimit_unit(t->fd, &run->fs, t->limit, sizeof(t->limit));
+	ret = measure(t->fd, (uint64_t)t->st.st_size, t->unit, &t->before);
 	if (ret < 0)
 		return ret;
 	t->after = t->before;
-	if (t->before.extents < run->o->min_extents || t->before.extents <= t->before.data_runs)
+	if (t->before.extents < run->o->min_extents || t->before.extents <= t->before.ideal)
 		return IDEAL;
 	return run->o->dry_run ? WOULD : 0;
 }

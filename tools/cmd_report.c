@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "fiemap.h"
+#include "fslimit.h"
 #include "monstat.h"
 #include "mountres.h"
 #include "poolsnap.h"
@@ -146,15 +147,16 @@ static void find_backing(const struct report_opts *o, struct rfile *rf)
 	rf->size = (uint64_t)st.st_size;
 }
 
-static void measure_layout(struct rfile *rf)
+static void measure_layout(struct rfile *rf, struct fslimit *lim)
 {
+	char why[96];
 	struct fiemap_map map;
 	int fd = cmd_open_source(rf->backing, O_RDONLY);
 
 	if (fd < 0)
 		return;
 	if (fiemap_read(fd, &map) == 0) {
-		fiemap_stats(&map, rf->size, &rf->fs);
+		fiemap_stats(&map, rf->size, fslimit_unit(fd, lim, why, sizeof(why)), &rf->fs);
 		rf->have_fiemap = true;
 		fiemap_free(&map);
 	}
@@ -183,6 +185,7 @@ static struct mrc_curve *file_curve(struct pool *pool, const struct pool_stats_f
 
 static int gather(struct pool *pool, const struct report_opts *o, struct report *r)
 {
+	struct fslimit lim = { 0 };
 	size_t size = 0;
 	void *region;
 	int ret = poolsnap_take(pool, &r->snap);
@@ -210,7 +213,7 @@ static int gather(struct pool *pool, const struct report_opts *o, struct report 
 			report_clamp(rf->curve, (rf->size + r->snap.info.bucket_size - 1) /
 						    r->snap.info.bucket_size);
 		if (rf->backing[0])
-			measure_layout(rf);
+			measure_layout(rf, &lim);
 		read_attrs(rf);
 		r->n++;
 	}
@@ -232,7 +235,7 @@ static void suggest_file(struct rfile *rf, uint32_t bucket)
 				  counter(c, "readahead_wasted"), rf->curve_ok ? rf->curve : NULL);
 	rf->dw = report_deferred(monstat_reads(c), monstat_writes(c), c[POOL_C_BACKEND_WRITES],
 				 c[POOL_C_BACKEND_WRITE_BYTES], bucket);
-	rf->defrag = rf->have_fiemap ? report_defrag(rf->fs.extents, rf->fs.data_runs, rf->fs.score)
+	rf->defrag = rf->have_fiemap ? report_defrag(rf->fs.extents, rf->fs.ideal, rf->fs.score)
 				     : (struct report_verdict){ false, false, "layout unknown" };
 }
 
@@ -386,7 +389,7 @@ static void text_suggest(const struct rfile *rf, uint32_t bucket)
 	if (rf->have_fiemap)
 		printf("             defragment: %s (%llu extent%s, ideal %llu, score %.1f: %s)\n",
 		       verdict_word(rf->defrag), ull(rf->fs.extents),
-		       rf->fs.extents == 1 ? "" : "s", ull(rf->fs.data_runs), rf->fs.score,
+		       rf->fs.extents == 1 ? "" : "s", ull(rf->fs.ideal), rf->fs.score,
 		       rf->defrag.why);
 	else
 		printf("             defragment: ? (layout unknown)\n");
@@ -538,7 +541,7 @@ static void json_file(const struct rfile *rf, bool first)
 	json_verdict("defragment", rf->defrag);
 	if (rf->have_fiemap)
 		printf(", \"extents\": %llu, \"ideal_extents\": %llu, \"fragmentation\": %.1f",
-		       ull(rf->fs.extents), ull(rf->fs.data_runs), rf->fs.score);
+		       ull(rf->fs.extents), ull(rf->fs.ideal), rf->fs.score);
 	json_attrs("attributes", rf->cur);
 	printf("}");
 }

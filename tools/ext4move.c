@@ -93,7 +93,7 @@ int ext4move_prepare(struct ext4move_job *job)
 		ext4move_release(job);
 		return ret;
 	}
-	fiemap_stats(&map, (uint64_t)job->st.st_size, &job->donor);
+	fiemap_stats(&map, (uint64_t)job->st.st_size, 0, &job->donor); /* extents compared only */
 	fiemap_free(&map);
 	return 0;
 }

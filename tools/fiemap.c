@@ -120,9 +120,16 @@ static void count_hole(struct fiemap_stats *st, uint64_t from, uint64_t to)
 	}
 }
 
-void fiemap_stats(const struct fiemap_map *map, uint64_t size, struct fiemap_stats *st)
+/* The extents a data run of @len bytes needs at best, @unit bytes at a time. */
+static uint64_t run_extents(uint64_t len, uint64_t unit)
 {
-	uint64_t end = 0; /* logical end of the previous extent */
+	return unit && len > unit ? (len + unit - 1) / unit : 1;
+}
+
+void fiemap_stats(const struct fiemap_map *map, uint64_t size, uint64_t unit,
+		  struct fiemap_stats *st)
+{
+	uint64_t end = 0, run = 0; /* logical end of the previous extent; start of its run */
 	size_t i;
 
 	memset(st, 0, sizeof(*st));
@@ -136,12 +143,18 @@ void fiemap_stats(const struct fiemap_map *map, uint64_t size, struct fiemap_sta
 			st->unwritten++;
 		if (i == 0 || !continues(&map->ext[i - 1], x))
 			st->extents++;
-		if (i == 0 || x->logical != end)
+		if (i == 0 || x->logical != end) {
+			if (i)
+				st->ideal += run_extents(end - run, unit);
 			st->data_runs++;
+			run = x->logical;
+		}
 		count_hole(st, end, x->logical);
 		end = x->logical + x->length;
 	}
+	if (map->n)
+		st->ideal += run_extents(end - run, unit);
 	count_hole(st, end, size);
-	if (st->extents > st->data_runs)
-		st->score = 100.0 * (double)(st->extents - st->data_runs) / (double)st->extents;
+	if (st->extents > st->ideal)
+		st->score = 100.0 * (double)(st->extents - st->ideal) / (double)st->extents;
 }

@@ -12,7 +12,11 @@
  *  - extent (what accel reports): a run of kernel extents that continue each
  *    other both logically and physically. Seeking happens between extents.
  *  - data run: a logically contiguous stretch of data between holes. A file
- *    can at best have one extent per data run, so ideal = data runs.
+ *    cannot have fewer extents than data runs.
+ *  - ideal: the fewest extents the file system can give the file: one per
+ *    data run, or more where a run is longer than the file system can keep
+ *    contiguous (the unit, fslimit.h: ext4's block group): ceil(run / unit)
+ *    per run.
  */
 #ifndef ACCELFS_TOOLS_FIEMAP_H
 #define ACCELFS_TOOLS_FIEMAP_H
@@ -40,7 +44,8 @@ struct fiemap_stats {
 	uint64_t mapped; /* bytes covered by extents, preallocation included */
 	uint64_t kernel_extents;
 	uint64_t extents;   /* merged as described above */
-	uint64_t data_runs; /* = ideal number of extents */
+	uint64_t data_runs; /* runs of data between holes */
+	uint64_t ideal;	    /* the fewest extents the file system can give (>= data_runs) */
 	uint64_t holes;	    /* gaps inside [0, size) */
 	uint64_t hole_bytes;
 	uint64_t unwritten; /* kernel extents flagged unwritten */
@@ -60,10 +65,12 @@ void fiemap_free(struct fiemap_map *map);
 int fiemap_push(struct fiemap_map *map, const struct fiemap_x *x);
 
 /*
- * fiemap_stats - summarise @map for a file of @size bytes. The score is
- * 100 * (extents - ideal) / extents: 0 when every data run is one extent,
- * 50 when there are twice as many extents as needed, 90 at ten times.
+ * fiemap_stats - summarise @map for a file of @size bytes on a file system
+ * that keeps at most @unit bytes contiguous (0: no limit; fslimit_unit()).
+ * The score is 100 * (extents - ideal) / extents: 0 at the ideal, 50 when
+ * there are twice as many extents as needed, 90 at ten times.
  */
-void fiemap_stats(const struct fiemap_map *map, uint64_t size, struct fiemap_stats *st);
+void fiemap_stats(const struct fiemap_map *map, uint64_t size, uint64_t unit,
+		  struct fiemap_stats *st);
 
 #endif
