@@ -341,7 +341,7 @@ sh_shared_dir() { # A B NAME
 #   ms NAME MS|never     accelfs within max(bare + 1500, 2500) ms; a change
 #                        bare never shows is not compared
 #   yes NAME 1|0 DETAIL  accelfs 1 wherever bare is 1
-#   count NAME GOOD TOTAL DETAIL  accelfs at least bare's GOOD
+#   count NAME GOOD TOTAL DETAIL  accelfs's share of GOOD at least bare's
 #   rate NAME BAD TOTAL DETAIL    accelfs's share of BAD at most bare's, or
 #                        at most 1 in 1,000 (bare's own rare misses)
 sh_compare() {
@@ -371,7 +371,7 @@ sh_compare() {
 				ok = av[c] == 1 || bv[c] == 0
 				if (bv[c] == 0) note = " (not compared: " ref " lacks it too)"
 			} else if (c in seen && k == "count") {
-				ok = av[c] + 0 >= bv[c] + 0
+				ok = av[c] * bt[c] >= bv[c] * at[c]
 			} else if (c in seen) {
 				ok = av[c] * 1000 <= at[c] || av[c] * bt[c] <= bv[c] * at[c]
 				note = " (bound: " ref "'"'"'s share or 1 in 1,000)"
