@@ -48,6 +48,7 @@
 #if FUSE_MAJOR_VERSION > 3 || (FUSE_MAJOR_VERSION == 3 && FUSE_MINOR_VERSION >= 18)
 #define ACCEL_HAVE_KILLPRIV_V2 1 /* FUSE_CAP_HANDLE_KILLPRIV_V2, fi->kill_suidgid */
 #define ACCEL_HAVE_FUSE_URING 1	 /* FUSE_CAP_OVER_IO_URING, -o io_uring */
+#define ACCEL_HAVE_TMPFILE 1	 /* the tmpfile operation (O_TMPFILE) */
 #endif
 /* libfuse >= 3.16: fuse_passthrough_open, fi->backing_id */
 #ifdef FUSE_CAP_PASSTHROUGH

@@ -121,7 +121,12 @@ void ops_features(char *buf, size_t len)
 #else
 	const char *pt = "-passthrough";
 #endif
-	snprintf(buf, len, "%s %s %s", kp, mm, pt);
+#ifdef ACCEL_HAVE_TMPFILE
+	const char *tf = "+tmpfile";
+#else
+	const char *tf = "-tmpfile";
+#endif
+	snprintf(buf, len, "%s %s %s %s", kp, mm, pt, tf);
 }
 
 void ops_fill(struct fuse_lowlevel_ops *ops)

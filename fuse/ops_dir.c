@@ -123,11 +123,15 @@ static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		return;
 	}
 	/* pinned with the daemon's rights (reopening by handle needs them), then
-	 * opened as the caller, who must be allowed to read the directory */
+	 * opened as the caller, who must be allowed to read the directory --
+	 * and need not search it: through its magic link, not its "." (which
+	 * would refuse its owner a directory of mode 0400 or 0600) */
 	nfd = inode_fd_get(inode_get(ino));
 	err = nfd < 0 ? -nfd : -creds_enter(req);
 	if (!err) {
-		fd = openat(nfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		char path[PROC_FD_LEN];
+
+		fd = open(proc_fd_path(nfd, path), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		err = fd < 0 ? errno : 0;
 		creds_leave();
 	}

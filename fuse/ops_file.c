@@ -440,6 +440,55 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		passthrough_close(handle_free(fh_of(fi)));
 }
 
+#ifdef ACCEL_HAVE_TMPFILE
+/*
+ * open(O_TMPFILE) in a directory of the mount: an unnamed file made in
+ * SOURCE's directory with the caller's credentials, where SOURCE's file
+ * system supports it (else its EOPNOTSUPP, as locally). It may be given a
+ * name later with linkat(2), which reaches LINK (link_fds in ops_entry.c).
+ */
+static void accel_tmpfile(fuse_req_t req, fuse_ino_t parent, mode_t mode,
+			  struct fuse_file_info *fi)
+{
+	struct inode *p = inode_get(parent);
+	struct fuse_entry_param e;
+	uid_t uid = fuse_req_ctx(req)->uid;
+	int fd, pfd, ret = uid_share_take(uid);
+
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	pfd = inode_fd_get(p);
+	ret = pfd < 0 ? pfd : creds_enter(req);
+	if (!ret) {
+		fd = openat(pfd, ".", backing_flags(fi->flags & ~O_TMPFILE) | O_TMPFILE,
+			    entry_mode(req, mode));
+		ret = fd < 0 ? -errno : 0;
+		creds_leave();
+	}
+	inode_fd_put(p, pfd);
+	if (!ret) {
+		ret = entry_from_fd(fd, &e);
+		if (ret)
+			close(fd);
+	}
+	if (!ret) {
+		ret = handle_new(req, inode_get(e.ino), fd, &e.attr, true, fi);
+		if (ret)
+			inode_unref(inode_get(e.ino), 1);
+	} else {
+		uid_share_give(uid);
+	}
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (fuse_reply_create(req, &e, fi) == -ENOENT)
+		passthrough_close(handle_free(fh_of(fi)));
+}
+#endif
+
 static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct open_file *fh = fh_of(fi);
@@ -697,6 +746,9 @@ void ops_file_fill(struct fuse_lowlevel_ops *ops)
 {
 	ops->open = accel_open;
 	ops->create = accel_create;
+#ifdef ACCEL_HAVE_TMPFILE
+	ops->tmpfile = accel_tmpfile;
+#endif
 	ops->release = accel_release;
 	ops->fsync = accel_fsync;
 	ops->read = accel_read;
