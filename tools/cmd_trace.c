@@ -9,7 +9,11 @@
  * and execs bpftrace with the positional parameters every script takes:
  * BINARY INTERVAL DURATION INO NAME HOST. Tracing changes nothing in the
  * daemons; a probe site costs one nop while no tracer is attached.
- * ACCEL_TEST_PROC names another directory to scan instead of /proc (tests).
+ * bpftrace sets its probes up through tracefs: where it is not mounted,
+ * trace mounts it at /sys/kernel/tracing, or says in one line why it cannot,
+ * rather than leaving bpftrace to print its own errors.
+ * ACCEL_TEST_PROC names another directory to scan instead of /proc, and
+ * ACCEL_TEST_TRACEFS another mount point for tracefs (tests).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -31,6 +37,11 @@
 #endif
 
 #define MAX_DAEMONS 64
+#define TRACEFS_DIR "/sys/kernel/tracing"
+#define TRACEFS_OLD_DIR "/sys/kernel/debug/tracing" /* before Linux 4.1, and still found */
+#ifndef TRACEFS_MAGIC
+#define TRACEFS_MAGIC 0x74726163
+#endif
 
 struct trace_opts {
 	const char *script;
@@ -314,6 +325,37 @@ static void print_argv(char **argv)
 	}
 }
 
+static bool is_tracefs(const char *dir)
+{
+	struct statfs sf;
+
+	return statfs(dir, &sf) == 0 && sf.f_type == TRACEFS_MAGIC;
+}
+
+/* tracefs mounted (by us if need be); 0, or an exit status after one line why not. */
+static int tracefs_ready(void)
+{
+	const char *dir = getenv("ACCEL_TEST_TRACEFS");
+	int err;
+
+	if (!dir || !*dir) {
+		dir = TRACEFS_DIR;
+		if (is_tracefs(TRACEFS_OLD_DIR))
+			return 0;
+	}
+	if (is_tracefs(dir))
+		return 0;
+	if (mount("nodev", dir, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
+		return 0;
+	err = errno;
+	util_err("trace", NULL,
+		 "tracefs is not mounted at %s and mounting it failed: %s%s (bpftrace needs it: "
+		 "mount -t tracefs nodev %s)",
+		 dir, strerror(err),
+		 err == ENODEV ? ", the kernel has no tracefs (CONFIG_TRACING)" : "", dir);
+	return EXIT_FAIL;
+}
+
 /* Build the bpftrace command line and run it (or print it); the exit status. */
 static int run(const struct trace_opts *o, const char *bpftrace, const char *script,
 	       uint64_t interval)
@@ -327,6 +369,8 @@ static int run(const struct trace_opts *o, const char *bpftrace, const char *scr
 	ret = pick_daemon(o, exe, sizeof(exe), &pid);
 	if (!ret)
 		ret = file_params(o, ino, name, sizeof(name));
+	if (!ret && !o->dry_run)
+		ret = tracefs_ready();
 	if (ret)
 		return ret;
 	gethostname(host, sizeof(host) - 1);

@@ -3,7 +3,9 @@
 # trace.sh - accel trace and the bpftrace scripts (docs/probes.md).
 #
 # Without root: the error messages (unknown script, bpftrace missing, no
-# daemon) and which daemon --dry-run picks, on a fake /proc. With root,
+# daemon) and which daemon --dry-run picks, on a fake /proc. With root:
+# without a mounted tracefs, trace mounts it (in a private mount namespace)
+# or says in one line why it cannot. With root,
 # bpftrace and working USDT: cache-stats against a known workload on a fresh
 # pool (kernel_cache=never, local_buffers=0, a file of N buckets read twice:
 # N misses then N global hits) must print Global Cache Hit Percent AVE 50.00
@@ -69,6 +71,28 @@ out=$(ACCEL_TEST_PROC="$T/proc" "$ACCEL" trace -n hot-files) || fail "dry run: $
 expect 1 "accel trace: pid 77 is not an accelfs daemon" \
 	env ACCEL_TEST_PROC="$T/proc" "$ACCEL" trace -n backend-latency --pid 77
 ok "errors and the choice of daemon"
+
+# --- tracefs: mounted where it is missing, else one line why (root; a private mount
+# namespace, so the host's tracefs is never touched; a stand-in bpftrace says what it found) ---
+if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then
+	mkdir "$T/fakebin"
+	printf '#!/bin/sh\necho "bpftrace ran on $(stat -f -c %%T /sys/kernel/tracing)"\n' >"$T/fakebin/bpftrace"
+	chmod 755 "$T/fakebin/bpftrace"
+	out=$(unshare -m --propagation private sh -c '
+		umount /sys/kernel/debug/tracing 2>/dev/null
+		umount /sys/kernel/tracing || exit 99
+		[ "$(stat -f -c %T /sys/kernel/tracing)" != tracefs ] || exit 98
+		exec "$@"' sh env PATH="$T/fakebin:$PATH" ACCEL_TEST_PROC="$T/proc" "$ACCEL" trace cache-stats 2>&1)
+	rc=$?
+	[ $rc = 99 ] && skip "cannot unmount tracefs in a private mount namespace here"
+	[ $rc = 0 ] && [ "$out" = "bpftrace ran on tracefs" ] || fail "tracefs not mounted first (exit $rc): $out"
+	expect 1 "accel trace: tracefs is not mounted at $T/nowhere and mounting it failed: No such file or directory (bpftrace needs it: mount -t tracefs nodev $T/nowhere)" \
+		unshare -m --propagation private env PATH="$T/fakebin:$PATH" ACCEL_TEST_PROC="$T/proc" \
+		ACCEL_TEST_TRACEFS="$T/nowhere" "$ACCEL" trace cache-stats
+	ok "tracefs mounted when missing; one line when it cannot be"
+else
+	echo "# tracefs part left out: needs root and unshare"
+fi
 
 # --- the scripts against a live daemon ---
 accel_require_fuse
