@@ -23,6 +23,7 @@
 #include "fslimit.h"
 #include "meta.h"
 #include "mountres.h"
+#include "progress.h"
 #include "replace.h"
 #include "util.h"
 
@@ -204,10 +205,17 @@ static int run_job(const struct convert_opts *o, struct replace_job *job)
 	struct fslimit lim = { 0 };
 	struct fiemap_map map;
 	double t0 = util_now();
+	uint64_t size = (uint64_t)job->in_st.st_size;
+	struct progress prog;
 	char why[96];
 	int ret;
 
+	progress_init(&prog, "convert", NULL, 1, size, true);
+	progress_item(&prog, size, size * REPLACE_PASSES);
+	job->copy.progress = progress_update;
+	job->copy.arg = &prog;
 	ret = replace_build(job);
+	progress_clear(&prog);
 	if (ret < 0)
 		return fail(o, job, ret);
 	if (fiemap_read(job->tmp_fd, &map) == 0) {

@@ -586,12 +586,16 @@ static int defrag_file(struct run *run, struct target *t)
 	if (dir_fd < 0)
 		return dir_fd;
 	ret = -ENOTTY;
-	if (run->o->method != METHOD_COPY && ext4move_possible(t->fd))
+	if (run->o->method != METHOD_COPY && ext4move_possible(t->fd)) {
+		progress_item(&run->prog, t->e->size, 0);
 		ret = by_move(run, t, dir_fd);
-	if (ret == -ENOTTY && run->o->method == METHOD_MOVE)
+	}
+	if (ret == -ENOTTY && run->o->method == METHOD_MOVE) {
 		t->why = "cannot be defragmented in place (not an ext4 extent-mapped file)";
-	else if (ret == -ENOTTY)
+	} else if (ret == -ENOTTY) {
+		progress_item(&run->prog, t->e->size, t->e->size * REPLACE_PASSES);
 		ret = by_copy(run, t, dir_fd, name);
+	}
 	close(dir_fd);
 	return t->why && ret < 0 ? -EPERM : ret;
 }
@@ -615,7 +619,7 @@ static void defrag_one(struct run *run, const struct entry *e)
 	run->ext_before += t.before.extents;
 	run->ext_after += ret == DONE ? t.after.extents : t.before.extents;
 	run->moved += ret == DONE ? t.moved : 0;
-	progress_file_done(&run->prog, e->size);
+	progress_done(&run->prog, 1, e->size);
 }
 
 static void say_total(struct run *run, double secs)
@@ -648,7 +652,7 @@ static int collect(struct run *run, int argc, char **argv)
 		order_hot_first(run);
 	for (i = 0; (size_t)i < run->n; i++)
 		bytes += run->ent[i].size;
-	progress_init(&run->prog, (unsigned int)run->n, bytes, !run->o->quiet);
+	progress_init(&run->prog, "defrag", "files", run->n, bytes, !run->o->quiet);
 	return 0;
 }
 

@@ -29,6 +29,7 @@
 #include "pool_name.h"
 #include "poolseg.h"
 #include "poolsnap.h"
+#include "progress.h"
 #include "util.h"
 
 #define MAX_USERS 16
@@ -36,6 +37,7 @@
 struct pool_opts {
 	bool json, list, reset, force, recover;
 	unsigned int recovered, lost, kept; /* --recover: what happened */
+	struct progress prog;		    /* --recover on a terminal: buffers done */
 	char name[POOL_NAME_LEN];
 };
 
@@ -386,6 +388,7 @@ static void recover_line(void *arg, const struct pool_recover_note *n)
 
 	o->recovered += n->recovered;
 	o->lost += n->lost;
+	progress_clear(&o->prog);
 	if (n->lost)
 		printf("%s (dev %llu inode %llu): %u buffers dropped: %s%s%s\n", n->path,
 		       ull(n->dev), ull(n->ino), n->lost, n->why, sep, err);
@@ -395,6 +398,8 @@ static void recover_line(void *arg, const struct pool_recover_note *n)
 	else
 		printf("%s (dev %llu inode %llu): %u buffers written back\n", n->path, ull(n->dev),
 		       ull(n->ino), n->recovered);
+	fflush(stdout);
+	progress_done(&o->prog, n->recovered + n->lost, 0); /* shown while the next file is done */
 }
 
 /* --recover: cache/'s recovery (pool_recover_all), on a pool this user may write. */
@@ -413,7 +418,10 @@ static int recover(struct pool_opts *o)
 		util_err("pool", NULL, "%s", err[0] ? err : strerror(-ret));
 		return EXIT_FAIL;
 	}
+	progress_init(&o->prog, "pool --recover", "buffers", 0, 0, true);
+	progress_update(0, &o->prog); /* the first file may take long: say we are at it */
 	ret = pool_recover_all(pool, recover_line, o);
+	progress_clear(&o->prog);
 	pool_close(pool);
 	if (ret < 0) {
 		util_err("pool", NULL, "pool %s: recovery failed: %s", o->name, strerror(-ret));

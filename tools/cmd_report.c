@@ -27,6 +27,7 @@
 #include "monstat.h"
 #include "mountres.h"
 #include "poolsnap.h"
+#include "progress.h"
 #include "report.h"
 #include "tuning.h"
 #include "util.h"
@@ -183,9 +184,23 @@ static struct mrc_curve *file_curve(struct pool *pool, const struct pool_stats_f
 	return c;
 }
 
+/* What @rf's file is and holds: its curve, backing file, layout and attributes. */
+static void gather_file(struct pool *pool, const struct report_opts *o, struct rfile *rf,
+			uint32_t bucket, struct fslimit *lim)
+{
+	rf->curve = file_curve(pool, rf->st);
+	find_backing(o, rf);
+	if (rf->curve && rf->size)
+		report_clamp(rf->curve, (rf->size + bucket - 1) / bucket);
+	if (rf->backing[0])
+		measure_layout(rf, lim);
+	read_attrs(rf);
+}
+
 static int gather(struct pool *pool, const struct report_opts *o, struct report *r)
 {
 	struct fslimit lim = { 0 };
+	struct progress prog;
 	size_t size = 0;
 	void *region;
 	int ret = poolsnap_take(pool, &r->snap);
@@ -201,22 +216,18 @@ static int gather(struct pool *pool, const struct report_opts *o, struct report 
 		free(r->pool_curve);
 		r->pool_curve = NULL;
 	}
+	progress_init(&prog, "report", "files", r->snap.nfiles, 0, true);
 	for (size_t i = 0; i < r->snap.nfiles; i++) {
 		struct rfile *rf = &r->f[r->n];
 
+		progress_done(&prog, 1, 0);
 		if (!wanted(o, &r->snap.files[i]))
 			continue;
 		rf->st = &r->snap.files[i];
-		rf->curve = file_curve(pool, rf->st);
-		find_backing(o, rf);
-		if (rf->curve && rf->size)
-			report_clamp(rf->curve, (rf->size + r->snap.info.bucket_size - 1) /
-						    r->snap.info.bucket_size);
-		if (rf->backing[0])
-			measure_layout(rf, &lim);
-		read_attrs(rf);
+		gather_file(pool, o, rf, r->snap.info.bucket_size, &lim);
 		r->n++;
 	}
+	progress_clear(&prog);
 	return 0;
 }
 

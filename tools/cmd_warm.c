@@ -34,6 +34,7 @@
 #include "mountres.h"
 #include "pool.h"
 #include "poolseg.h"
+#include "progress.h"
 #include "stream.h"
 #include "util.h"
 
@@ -41,9 +42,10 @@
 
 /* A file to warm, as collected from the command line (and -r). */
 struct warm_name {
-	char *shown; /* as the user named it (for -r: their directory + the rest) */
-	char *path;  /* the file to read: the backing file inside a mount */
-	bool walked; /* found by -r: never follow a symlink put in its place */
+	char *shown;   /* as the user named it (for -r: their directory + the rest) */
+	char *path;    /* the file to read: the backing file inside a mount */
+	bool walked;   /* found by -r: never follow a symlink put in its place */
+	uint64_t size; /* when collected, for the progress line */
 };
 
 struct warm_file {
@@ -79,6 +81,9 @@ struct warm_run {
 	struct warm_item *items;
 	size_t nitems, cap;
 	size_t warmed, extents;	       /* totals over the batches */
+	struct progress prog;	       /* on a terminal: files and bytes warmed */
+	uint64_t batch_bytes;	       /* of the batch's files */
+	uint64_t batch_done;	       /* ... gone through: read, or found warm */
 	char pool_name[POOL_NAME_LEN]; /* the pool of every path ("": none yet) */
 	const char *pool_from;	       /* the first path, which chose it */
 	const char *walk_shown;	       /* -r: the directory argument being walked, as given */
@@ -117,7 +122,8 @@ static ssize_t read_fd(void *arg, void *buf, size_t len, uint64_t off)
 
 /* ---- collecting the files ---- */
 
-static int add_name(struct warm_run *r, const char *shown, const char *path, bool walked)
+static int add_name(struct warm_run *r, const char *shown, const char *path, bool walked,
+		    uint64_t size)
 {
 	struct warm_name *n;
 
@@ -134,6 +140,7 @@ static int add_name(struct warm_run *r, const char *shown, const char *path, boo
 	n->shown = strdup(shown);
 	n->path = strdup(path);
 	n->walked = walked;
+	n->size = size;
 	if (!n->shown || !n->path) {
 		free(n->shown);
 		free(n->path);
@@ -154,23 +161,25 @@ static int walk_one(const char *path, const struct stat *st, int type, struct FT
 	if (type != FTW_F || !S_ISREG(st->st_mode))
 		return 0;
 	snprintf(shown, sizeof(shown), "%s%s", walk_run->walk_shown, path + walk_run->walk_skip);
-	return add_name(walk_run, shown, path, true) < 0 ? -1 : 0;
+	return add_name(walk_run, shown, path, true, (uint64_t)st->st_size) < 0 ? -1 : 0;
 }
 
 /* One PATH argument: the file itself, or with -r the files below it. */
 static int collect(struct warm_run *r, const char *arg, struct mountres *res)
 {
-	struct stat st;
+	struct stat st = { 0 };
 	int ret = mountres_resolve(arg, res);
 
-	if (ret == 0 && r->o->recursive && stat(res->path, &st) == 0 && S_ISDIR(st.st_mode)) {
+	if (ret == 0 && stat(res->path, &st) < 0)
+		st.st_size = 0; /* opening it says why */
+	if (ret == 0 && r->o->recursive && S_ISDIR(st.st_mode)) {
 		walk_run = r;
 		r->walk_shown = arg;
 		r->walk_skip = strlen(res->path);
 		if (nftw(res->path, walk_one, 32, FTW_PHYS | FTW_MOUNT) < 0)
 			ret = errno ? -errno : -ENOMEM;
 	} else if (ret == 0) {
-		ret = add_name(r, arg, res->path, false);
+		ret = add_name(r, arg, res->path, false, (uint64_t)st.st_size);
 	}
 	if (ret < 0) {
 		util_err("warm", arg, "%s", strerror(-ret));
@@ -325,6 +334,8 @@ static int warm_item(struct warm_run *r, const struct warm_item *it, void *buf)
 		n = stream_read(f->st, buf, r->bsize, b * r->bsize, read_fd, &f->fd);
 		if (n < 0)
 			return (int)n;
+		r->batch_done += r->bsize;
+		progress_update(r->batch_done, &r->prog);
 	}
 	return 0;
 }
@@ -348,6 +359,7 @@ static void batch_open(struct warm_run *r)
 			ret = add_extents(r, i);
 		}
 		if (ret) {
+			progress_clear(&r->prog);
 			util_err("warm", f->name->shown, "%s", open_error(ret));
 			r->status = EXIT_FAIL;
 		}
@@ -363,11 +375,13 @@ static void batch_warm(struct warm_run *r, void *buf)
 		int ret = warm_item(r, &r->items[k], buf);
 
 		if (ret) {
+			progress_clear(&r->prog);
 			util_err("warm", r->files[r->items[k].file].name->shown, "%s",
 				 strerror(-ret));
 			r->status = EXIT_FAIL;
 		}
 	}
+	progress_clear(&r->prog);
 	for (size_t i = 0; i < r->nfiles; i++) {
 		struct warm_file *f = &r->files[i];
 
@@ -398,17 +412,21 @@ static void batch_close(struct warm_run *r)
 static void batch_set(struct warm_run *r, size_t at, size_t n)
 {
 	memset(r->files, 0, n * sizeof(*r->files));
+	r->batch_bytes = r->batch_done = 0;
 	for (size_t i = 0; i < n; i++) {
 		r->files[i].name = &r->names[at + i];
 		r->files[i].fd = -1;
+		r->batch_bytes += r->names[at + i].size;
 	}
 	r->nfiles = n;
+	progress_item(&r->prog, r->batch_bytes, 0);
 }
 
 static void warm_all(struct warm_run *r)
 {
 	double t0 = util_now();
 	void *buf = malloc(r->bsize);
+	uint64_t bytes = 0;
 
 	r->files = calloc(WARM_BATCH, sizeof(*r->files));
 	if (!buf || !r->files) {
@@ -417,12 +435,17 @@ static void warm_all(struct warm_run *r)
 		free(buf);
 		return;
 	}
+	for (size_t i = 0; i < r->nnames; i++)
+		bytes += r->names[i].size;
+	progress_init(&r->prog, "warm", "files", r->nnames, bytes, !r->o->quiet);
 	for (size_t at = 0; at < r->nnames && !util_stop_sig; at += WARM_BATCH) {
 		batch_set(r, at, r->nnames - at < WARM_BATCH ? r->nnames - at : WARM_BATCH);
 		batch_open(r);
 		batch_warm(r, buf);
+		progress_done(&r->prog, r->nfiles, r->batch_bytes);
 		batch_close(r);
 	}
+	progress_clear(&r->prog);
 	free(buf);
 	if (!r->o->quiet)
 		printf("warmed %zu of %zu file(s), %zu extent(s) in disk order, %.2f s\n",

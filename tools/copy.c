@@ -163,7 +163,7 @@ static int copy_range(int in, int out, const struct copy_range *r, struct batch 
 			return -EIO;
 		ctl->bytes += (uint64_t)got;
 		if (ctl->progress)
-			ctl->progress(ctl->bytes, ctl->arg);
+			ctl->progress(ctl->offset + ctl->bytes, ctl->arg);
 		if (got == 0)
 			break;
 		pos += (uint64_t)got;
@@ -206,7 +206,8 @@ int copy_data(int in, int out, uint64_t size, struct copy_ctl *ctl)
 }
 
 /* Sum [start, end) (both multiples of 8 except a final end) chunk by chunk. */
-static int sum_range(int fd, uint64_t start, uint64_t end, void *buf, uint64_t *sum)
+static int sum_range(int fd, uint64_t start, uint64_t end, void *buf, uint64_t *sum,
+		     const struct copy_ctl *ctl)
 {
 	ssize_t got;
 	size_t len;
@@ -217,6 +218,8 @@ static int sum_range(int fd, uint64_t start, uint64_t end, void *buf, uint64_t *
 		if (got < 0)
 			return (int)got;
 		copy_sum_update(sum, start, buf, (size_t)got);
+		if (ctl && ctl->progress)
+			ctl->progress(ctl->offset + start + (uint64_t)got, ctl->arg);
 		if ((size_t)got < len)
 			return 0; /* end of file: the rest reads as zeros */
 		start += len;
@@ -224,7 +227,7 @@ static int sum_range(int fd, uint64_t start, uint64_t end, void *buf, uint64_t *
 	return 0;
 }
 
-int copy_checksum(int fd, uint64_t size, uint64_t *sum)
+int copy_checksum(int fd, uint64_t size, uint64_t *sum, const struct copy_ctl *ctl)
 {
 	struct copy_range r = { 0, 0 };
 	uint64_t done = 0, start, end;
@@ -242,7 +245,7 @@ int copy_checksum(int fd, uint64_t size, uint64_t *sum)
 		if (start < done)
 			start = done;
 		end = (r.end + 7) & ~7ULL;
-		ret = sum_range(fd, start, end, buf, sum);
+		ret = sum_range(fd, start, end, buf, sum, ctl);
 		if (ret < 0)
 			break;
 		done = end;

@@ -19,6 +19,7 @@ struct copy_ctl {
 	/* in */
 	void (*progress)(uint64_t bytes, void *arg); /* after each batch, may be NULL */
 	void *arg;
+	uint64_t offset; /* added to the bytes progress() is told: earlier passes' work */
 	/* out */
 	uint64_t bytes; /* data bytes copied */
 };
@@ -43,8 +44,11 @@ int copy_next_data(int fd, uint64_t from, uint64_t size, struct copy_range *r);
  */
 int copy_data(int in, int out, uint64_t size, struct copy_ctl *ctl);
 
-/* copy_checksum - checksum of the first @size bytes of @fd (holes read as zeros). */
-int copy_checksum(int fd, uint64_t size, uint64_t *sum);
+/*
+ * copy_checksum - checksum of the first @size bytes of @fd (holes read as
+ * zeros). @ctl (may be NULL) is told the bytes read so far, plus its offset.
+ */
+int copy_checksum(int fd, uint64_t size, uint64_t *sum, const struct copy_ctl *ctl);
 
 /*
  * The checksum arithmetic, exposed for the unit tests: add @len bytes found at

@@ -120,6 +120,7 @@ static int allocate(struct replace_job *job)
 static int verify(struct replace_job *job)
 {
 	uint64_t size = (uint64_t)job->in_st.st_size, sum_in, sum_out;
+	struct copy_ctl pass = job->copy;
 	struct stat now;
 	int ret, same;
 
@@ -130,9 +131,11 @@ static int verify(struct replace_job *job)
 	posix_fadvise(job->tmp_fd, 0, 0, POSIX_FADV_DONTNEED);
 	util_test_pause("ACCEL_TEST_PAUSE_BEFORE_VERIFY");
 	job->failed = "verify the copy";
-	ret = copy_checksum(job->in_fd, size, &sum_in);
+	pass.offset += size; /* the copy was the first pass over @size bytes */
+	ret = copy_checksum(job->in_fd, size, &sum_in, &pass);
+	pass.offset += size;
 	if (ret == 0)
-		ret = copy_checksum(job->tmp_fd, size, &sum_out);
+		ret = copy_checksum(job->tmp_fd, size, &sum_out, &pass);
 	if (ret == 0 && sum_in != sum_out)
 		ret = -EIO;
 	if (fstat(job->in_fd, &now) < 0)

@@ -23,6 +23,9 @@
 #include "copy.h"
 #include "fdl.h"
 
+/* The passes over the data replace_build() makes: the copy, then reading both files. */
+#define REPLACE_PASSES 3
+
 struct replace_job {
 	/* in */
 	const char *kind;	      /* "defrag" or "convert": part of the temporary's name */
@@ -35,7 +38,9 @@ struct replace_job {
 	bool target_is_source;	      /* commit re-checks that target == unchanged source */
 	bool noreplace;		      /* commit fails with -EEXIST if the target exists */
 	volatile sig_atomic_t *guard; /* set by a broken lease: undo the rename, see commit */
-	struct copy_ctl copy;	      /* progress callback; bytes copied (out) */
+	struct copy_ctl copy;	      /* progress callback, told the copy's bytes and then the
+				       * verification's (REPLACE_PASSES x the size in all);
+				       * bytes copied (out) */
 	/* out */
 	char tmp[NAME_MAX + 1];	  /* temporary's name, "" when none exists */
 	char taken[NAME_MAX + 1]; /* the temporary's name when something else had it */
