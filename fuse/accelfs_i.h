@@ -229,6 +229,8 @@ void inode_note_mode(struct inode *n, const struct stat *st);
  * the cache closed it. Pin for as long as a proc_fd_path() of it is in use.
  */
 int inode_fd_get(struct inode *n);
+/* @n's file is gone (ESTALE): close its cached descriptor if unpinned. */
+void inode_fd_drop(struct inode *n);
 /* Unpin what inode_fd_get() returned; a failed get (@fd < 0) is ignored.
  * Never changes errno. */
 void inode_fd_put(struct inode *n, int fd);

