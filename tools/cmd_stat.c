@@ -203,9 +203,13 @@ static int json_mount(const struct mstate *m, void *arg)
 	printf(", \"watch\": ");
 	util_json_string(m->watch);
 	printf(", \"watch_events\": %llu, \"watch_invalidations\": %llu, "
-	       "\"watch_overflows\": %llu, \"watch_unwatched\": %llu}",
+	       "\"watch_overflows\": %llu, \"watch_unwatched\": %llu, \"shared\": ",
 	       ull(m->watch_events), ull(m->watch_invalidations), ull(m->watch_overflows),
 	       ull(m->watch_unwatched));
+	util_json_string(m->shared);
+	printf(", \"locks\": ");
+	util_json_string(m->locks);
+	printf("}");
 	*first = false;
 	return 0;
 }
@@ -220,6 +224,10 @@ static int text_mount(const struct mstate *m, void *arg)
 	printf("  %7u %-8s %12llu %14llu %9llu  %s\n", m->pid, m->watch, ull(m->watch_events),
 	       ull(m->watch_invalidations), ull(m->watch_overflows),
 	       printable(m->mountpoint, mnt, sizeof(mnt)));
+	/* the mode a mount runs in, and why (docs/shared.md) */
+	if (m->shared[0])
+		printf("  %7s shared mode %s; locks %s\n", "",
+		       printable(m->shared, mnt, sizeof(mnt)), m->locks[0] ? m->locks : "-");
 	return 0;
 }
 
