@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -49,8 +50,9 @@ static void help(void)
 	       "fragmentation score (0 = ideal, 90 = ten times the extents needed) and the\n"
 	       "ideal: the fewest extents the file system can give the file (one per run of\n"
 	       "data between holes, and on ext4 one per block group a run spans).\n\n"
-	       "  --fdl    also write FILE.fdl: allocation, ownership, mode and every\n"
-	       "           user.accelfs.* attribute, for 'accel convert --fdl'\n"
+	       "  --fdl    also write FILE.fdl, in OpenVMS FDL syntax: FILE ALLOCATION,\n"
+	       "           BEST_TRY_CONTIGUOUS..., RECORD, the owner and mode (LINUX) and\n"
+	       "           the tuning attributes (ACCELFS), for 'accel convert --fdl'\n"
 	       "  --json   one JSON array on stdout, for scripts\n"
 	       "  -h, --help\n\n"
 	       "Paths inside an accelfs mount are analysed on the backing file.\n"
@@ -74,6 +76,45 @@ static int measure(int fd, struct analysis *a, struct fslimit *l)
 	return 0;
 }
 
+/* The FDL of the file open as @fd: its layout now, owner, mode, tuning. 0 or -errno. */
+static int describe(int fd, const struct analysis *a, struct fdl *fdl)
+{
+	const char *base = strrchr(a->path, '/');
+	uint64_t size = (uint64_t)a->st.st_size;
+
+	fdl_init(fdl);
+	fdl->name = strdup(base ? base + 1 : a->path);
+	if (!fdl->name)
+		return -ENOMEM;
+	fdl->has_preallocate = fdl->has_uid = fdl->has_gid = fdl->has_mode = true;
+	fdl->preallocate = a->map_end > size ? a->map_end : size;
+	fdl->uid = a->st.st_uid;
+	fdl->gid = a->st.st_gid;
+	fdl->mode = a->st.st_mode & 07777;
+	return meta_accelfs_load(fd, fdl);
+}
+
+/* The comment lines at the top, and IDENT in ANALYZE/RMS/FDL's form: date, time, who. */
+static void heading(const struct analysis *a, char *comment, size_t clen, char *ident, size_t ilen)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	char date[32];
+
+	localtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%d-%b-%Y %H:%M:%S", &tm);
+	for (char *p = date; *p; p++)
+		*p = *p >= 'a' && *p <= 'z' ? *p - 32 : *p;
+	snprintf(ident, ilen, "%s   accel analyze %s", date, ACCELFS_VERSION);
+	snprintf(comment, clen,
+		 "! accelfs file definition (OpenVMS FDL syntax; docs/defrag.md)\n"
+		 "! %llu bytes; now %llu extent%s, ideal %llu (%s)\n"
+		 "! Use: accel convert --fdl FILE.fdl IN OUT\n",
+		 (unsigned long long)a->st.st_size, (unsigned long long)a->fs.extents,
+		 a->fs.extents == 1 ? "" : "s", (unsigned long long)a->fs.ideal,
+		 a->fs.ideal > a->fs.data_runs ? a->limit : "one per data run");
+}
+
 /*
  * Write FILE.fdl through a temporary renamed over it (outfile.h): a symbolic
  * link planted at FILE.fdl is refused, never written through. 0 or -errno,
@@ -82,28 +123,14 @@ static int measure(int fd, struct analysis *a, struct fslimit *l)
 static int write_fdl(int fd, struct analysis *a, char *why, size_t len)
 {
 	struct outfile out = { .dir_fd = -1 };
+	char comment[512], ident[96];
 	struct fdl fdl;
-	char comment[256];
-	const char *base = strrchr(a->path, '/');
-	int ret;
+	int ret = describe(fd, a, &fdl);
 
-	fdl_init(&fdl);
-	fdl.name = strdup(base ? base + 1 : a->path);
-	fdl.has_size = fdl.has_preallocate = fdl.has_uid = fdl.has_gid = fdl.has_mode = true;
-	fdl.size = (uint64_t)a->st.st_size;
-	fdl.preallocate = a->map_end > fdl.size ? a->map_end : fdl.size;
-	fdl.uid = a->st.st_uid;
-	fdl.gid = a->st.st_gid;
-	fdl.mode = a->st.st_mode & 07777;
-	ret = fdl.name ? meta_accelfs_load(fd, &fdl) : -ENOMEM;
 	snprintf(a->fdl_path, sizeof(a->fdl_path), "%s.fdl", a->path);
-	snprintf(comment, sizeof(comment),
-		 "# accelfs file definition, written by accel analyze %s\n"
-		 "# now: %llu extents, ideal %llu. Use: accel convert --fdl FILE.fdl IN OUT\n",
-		 ACCELFS_VERSION, (unsigned long long)a->fs.extents,
-		 (unsigned long long)a->fs.ideal);
+	heading(a, comment, sizeof(comment), ident, sizeof(ident));
 	if (ret == 0 && (ret = outfile_open(&out, a->fdl_path, "fdl")) == 0) {
-		ret = fdl_write(out.f, &fdl, comment);
+		ret = fdl_write(out.f, &fdl, comment, ident);
 		if (ret == 0)
 			ret = outfile_commit(&out);
 		else

@@ -42,10 +42,12 @@ static void help(void)
 	       "Create OUT as FILE.fdl describes (default: like IN, contiguous, holes kept),\n"
 	       "copy IN's data into it (holes preserved, large I/O through io_uring), fsync,\n"
 	       "re-read and compare checksums, then apply owner, mode, timestamps, xattrs,\n"
-	       "ACLs and the [accelfs] tuning attributes. OUT is built under a temporary\n"
+	       "ACLs and the FDL's ACCELFS tuning attributes. OUT is built under a temporary\n"
 	       "name beside it and appears only when complete; it must not exist. IN is\n"
-	       "never modified.\n\n"
-	       "  --fdl FILE.fdl  layout and metadata to apply (see 'accel analyze --fdl')\n"
+	       "never modified. On a terminal a progress line is drawn on stderr.\n\n"
+	       "  --fdl FILE.fdl  layout and metadata to apply, in OpenVMS FDL syntax (FILE\n"
+	       "                  ALLOCATION, BEST_TRY_CONTIGUOUS, CONTIGUOUS, EXTENSION,\n"
+	       "                  RECORD, AREA 0, LINUX, ACCELFS; see 'accel analyze --fdl')\n"
 	       "  --replace       build beside IN and rename over IN only after verification;\n"
 	       "                  on any failure IN is intact and the temporary is removed\n"
 	       "  -v, --verbose   say which I/O backend is used\n"
@@ -90,6 +92,10 @@ static int load_fdl(const char *path, struct fdl *fdl)
 	else if (ret < 0)
 		util_err("convert", path, "cannot read the FDL: %s",
 			 ret == -EINVAL ? "not a regular file" : strerror(-ret));
+	else if (fdl->legacy)
+		util_err("convert", path,
+			 "note: the older [section] form, read as before; 'accel analyze --fdl' "
+			 "writes OpenVMS FDL now (docs/defrag.md)");
 	return ret;
 }
 
@@ -198,6 +204,25 @@ static int open_target(const struct convert_opts *o, const char *in, struct repl
 	return 0;
 }
 
+/*
+ * FDL CONTIGUOUS yes: RMS fails the CONVERT unless the file is contiguous;
+ * here, unless the copy is at the fewest extents the file system can give
+ * it (@fs, fslimit.h). 0, or -ENOSPC after saying so.
+ */
+static int check_contiguous(const struct convert_opts *o, const struct replace_job *job,
+			    const struct fiemap_stats *fs, const char *limit)
+{
+	if (!job->fdl || !job->fdl->contiguous_required || fs->extents <= fs->ideal)
+		return 0;
+	util_err("convert", o->in,
+		 "FDL CONTIGUOUS yes: the copy has %llu extents, the fewest the file system can "
+		 "give is %llu (%s); nothing was %s (IN is intact)",
+		 (unsigned long long)fs->extents, (unsigned long long)fs->ideal,
+		 fs->ideal > fs->data_runs ? limit : "one per data run",
+		 o->replace ? "replaced" : "created");
+	return -ENOSPC;
+}
+
 /* Build, measure, commit, report. */
 static int run_job(const struct convert_opts *o, struct replace_job *job)
 {
@@ -207,7 +232,7 @@ static int run_job(const struct convert_opts *o, struct replace_job *job)
 	double t0 = util_now();
 	uint64_t size = (uint64_t)job->in_st.st_size;
 	struct progress prog;
-	char why[96];
+	char why[96] = "";
 	int ret;
 
 	progress_init(&prog, "convert", NULL, 1, size, true);
@@ -223,6 +248,10 @@ static int run_job(const struct convert_opts *o, struct replace_job *job)
 			     fslimit_unit(job->tmp_fd, &lim, why, sizeof(why)), &fs);
 		fiemap_free(&map);
 	}
+	if (check_contiguous(o, job, &fs, why) < 0) {
+		replace_discard(job);
+		return EXIT_FAIL;
+	}
 	ret = replace_commit(job);
 	if (ret < 0)
 		return fail(o, job, ret);
@@ -230,6 +259,21 @@ static int run_job(const struct convert_opts *o, struct replace_job *job)
 		util_err("convert", o->replace ? o->in : o->out, "warning: cannot %s", job->failed);
 	report(o, job, &fs, util_now() - t0);
 	return 0;
+}
+
+/* FDL RECORD FORMAT fixed: IN must hold whole records. 0, or -EINVAL after saying so. */
+static int check_records(const struct convert_opts *o, const struct replace_job *job)
+{
+	const struct fdl *fdl = job->fdl;
+	uint64_t size = (uint64_t)job->in_st.st_size;
+
+	if (!fdl || fdl->format != FDL_FORMAT_FIXED || size % fdl->record_size == 0)
+		return 0;
+	util_err("convert", o->in,
+		 "has %llu bytes, not a whole number of the FDL's fixed records of %u bytes "
+		 "(RECORD FORMAT fixed, SIZE %u); nothing was done",
+		 (unsigned long long)size, fdl->record_size, fdl->record_size);
+	return -EINVAL;
 }
 
 static int convert(const struct convert_opts *o, const struct fdl *fdl)
@@ -247,6 +291,8 @@ static int convert(const struct convert_opts *o, const struct fdl *fdl)
 		util_err("convert", o->in, "%s", strerror(-ret));
 	if (ret >= 0)
 		ret = open_in(o, in.path, &job);
+	if (ret >= 0)
+		ret = check_records(o, &job);
 	if (ret >= 0)
 		ret = open_target(o, in.path, &job, name, sizeof(name));
 	ret = ret < 0 ? EXIT_FAIL : run_job(o, &job);

@@ -1,63 +1,102 @@
 // SPDX-License-Identifier: MIT
 /*
- * fdl.c - parse and write FDL files (format in docs/defrag.md).
+ * fdl.c - read and write FDL (see fdl.h; the syntax is in docs/defrag.md).
  *
- * The parser works line by line with a cursor that knows its line and
- * column, so every message can point at the exact byte a person must fix.
- * Unknown sections and keys are errors, not warnings: a misspelt
- * best_try_contiguous silently ignored would defeat the point of the file.
+ * A line holds a primary attribute (TITLE "x", IDENT "x", SYSTEM, FILE,
+ * RECORD, AREA 0, LINUX, ACCELFS) or a secondary of the last primary
+ * ("ALLOCATION 2048"); keywords are in any case, '!' starts a comment, a
+ * string is double-quoted. What RMS has and a Linux file does not (relative
+ * and indexed files, keys, run-time options) is refused naming the keyword,
+ * and so is anything unknown: a misspelt BEST_TRY_CONTIGUOUS silently
+ * ignored would defeat the point of the file.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fdl.h"
+#include "fdl_i.h"
 #include "tuning.h"
 
 #define FDL_MAX_BYTES (1 << 20)
+#define KEYWORD_MAX 40
 
-enum section { SEC_NONE, SEC_FILE, SEC_ALLOCATION, SEC_OWNERSHIP, SEC_ACCELFS, SEC_COUNT };
+enum prim { P_NONE, P_TITLE, P_IDENT, P_SYSTEM, P_FILE, P_RECORD, P_AREA, P_LINUX, P_ACCELFS, P_N };
 
-static const char *const section_name[SEC_COUNT] = { "", "file", "allocation", "ownership",
-						     "accelfs" };
+static const char *const prim_name[P_N] = { "",	      "TITLE", "IDENT", "SYSTEM", "FILE",
+					    "RECORD", "AREA",  "LINUX", "ACCELFS" };
 
-struct cur {
-	const char *s;
-	size_t len;
-	size_t pos;
-	size_t line_start;
-	unsigned int line;
-	enum section sec;
-	unsigned int seen_sec; /* bit per section */
-	unsigned int seen_key; /* bit per fixed key, see key_table */
-	struct fdl_error *err;
+/* RMS primaries that describe nothing a Linux file has. */
+static const struct {
+	const char *name, *why;
+} refused[] = {
+	{ "KEY", "describes an index of an indexed file; accelfs converts sequential files only" },
+	{ "ANALYSIS_OF_KEY", "describes an index of an indexed file; remove the section" },
+	{ "ANALYSIS_OF_AREA", "is ANALYZE/RMS statistics, not a definition; remove the section" },
+	{ "ACCESS", "holds RMS run-time options, which accelfs does not use; remove the section" },
+	{ "CONNECT", "holds RMS run-time options, which accelfs does not use; remove the section" },
+	{ "SHARING", "holds RMS run-time options, which accelfs does not use; remove the section" },
+	{ "DATE", "is kept by the file system (accel convert keeps IN's times); remove it" },
 };
 
-/* A value as found in the text: bytes already unescaped, and where it began. */
-struct val {
-	char *buf;
-	size_t len;
-	size_t at;
+enum key {
+	K_SOURCE,
+	K_TARGET,
+	K_NAME,
+	K_ORGANIZATION,
+	K_ALLOCATION,
+	K_BEST_TRY,
+	K_CONTIGUOUS,
+	K_EXTENSION,
+	K_FORMAT,
+	K_SIZE,
+	K_OWNER,
+	K_GROUP,
+	K_MODE,
+	K_HOLES,
 };
 
-static int fail(struct cur *c, size_t at, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* The secondaries of each primary (ACCELFS's are cache/tuning.h's). */
+static const struct {
+	enum prim prim;
+	enum key key;
+	const char *name;
+} keys[] = {
+	{ P_SYSTEM, K_SOURCE, "SOURCE" },
+	{ P_SYSTEM, K_TARGET, "TARGET" },
+	{ P_FILE, K_NAME, "NAME" },
+	{ P_FILE, K_ORGANIZATION, "ORGANIZATION" },
+	{ P_FILE, K_ALLOCATION, "ALLOCATION" },
+	{ P_FILE, K_BEST_TRY, "BEST_TRY_CONTIGUOUS" },
+	{ P_FILE, K_CONTIGUOUS, "CONTIGUOUS" },
+	{ P_FILE, K_EXTENSION, "EXTENSION" },
+	{ P_RECORD, K_FORMAT, "FORMAT" },
+	{ P_RECORD, K_SIZE, "SIZE" },
+	{ P_AREA, K_ALLOCATION, "ALLOCATION" },
+	{ P_AREA, K_BEST_TRY, "BEST_TRY_CONTIGUOUS" },
+	{ P_AREA, K_CONTIGUOUS, "CONTIGUOUS" },
+	{ P_AREA, K_EXTENSION, "EXTENSION" },
+	{ P_LINUX, K_OWNER, "OWNER" },
+	{ P_LINUX, K_GROUP, "GROUP" },
+	{ P_LINUX, K_MODE, "MODE" },
+	{ P_LINUX, K_HOLES, "HOLES" },
+};
 
-static int fail(struct cur *c, size_t at, const char *fmt, ...)
-{
-	va_list ap;
+#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
-	c->err->line = c->line;
-	c->err->col = (unsigned int)(at - c->line_start + 1);
-	va_start(ap, fmt);
-	vsnprintf(c->err->msg, sizeof(c->err->msg), fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
+/* The four allocation attributes FILE and AREA 0 share; either may give each. */
+enum { A_ALLOCATION, A_BEST_TRY, A_CONTIGUOUS, A_EXTENSION, A_N };
+
+/* The parse beyond the cursor: who gave the shared attributes, where FORMAT was. */
+struct fdl_parse {
+	struct fdl_cur c;
+	enum prim given[A_N]; /* P_NONE, P_FILE or P_AREA */
+	uint64_t value[A_N];
+	unsigned int format_line, format_col;
+};
 
 void fdl_init(struct fdl *fdl)
 {
@@ -78,18 +117,12 @@ void fdl_free(struct fdl *fdl)
 	fdl_init(fdl);
 }
 
-static bool key_char(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-	       ch == '_' || ch == '.' || ch == '-';
-}
-
 bool fdl_key_valid(const char *name)
 {
 	if (!*name)
 		return false;
 	for (; *name; name++) {
-		if (!key_char(*name))
+		if (!fdl_key_char(*name))
 			return false;
 	}
 	return true;
@@ -129,340 +162,330 @@ int fdl_attr_set(struct fdl *fdl, const char *name, const void *value, size_t le
 	return 0;
 }
 
-/* ---- lexing ---- */
+/* ---- values of the secondaries ---- */
 
-static int at_eol(const struct cur *c)
+/* @v must be one of the NULL-terminated @words (any case): its index, or -EINVAL. */
+static int word(struct fdl_parse *p, const struct fdl_val *v, const char *what,
+		const char *const *words)
 {
-	return c->pos >= c->len || c->s[c->pos] == '\n';
-}
+	char known[96] = "";
 
-static void skip_blank(struct cur *c)
-{
-	while (c->pos < c->len &&
-	       (c->s[c->pos] == ' ' || c->s[c->pos] == '\t' || c->s[c->pos] == '\r'))
-		c->pos++;
-}
-
-/* After a complete item only blanks and a comment may follow. */
-static int expect_eol(struct cur *c, const char *after)
-{
-	skip_blank(c);
-	if (at_eol(c) || c->s[c->pos] == '#')
-		return 0;
-	return fail(c, c->pos, "unexpected text after %s", after);
-}
-
-static int hexval(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
-/* Unescape one backslash sequence at c->pos (just after '\'); returns byte or -EINVAL. */
-static int unescape(struct cur *c)
-{
-	size_t at = c->pos - 1;
-	int hi, lo;
-
-	if (at_eol(c))
-		return fail(c, at, "unterminated escape sequence");
-	switch (c->s[c->pos++]) {
-	case '\\':
-		return '\\';
-	case '"':
-		return '"';
-	case 'n':
-		return '\n';
-	case 't':
-		return '\t';
-	case 'x':
-		hi = c->pos < c->len ? hexval(c->s[c->pos]) : -1;
-		lo = c->pos + 1 < c->len ? hexval(c->s[c->pos + 1]) : -1;
-		if (hi < 0 || lo < 0)
-			return fail(c, at, "\\x needs two hexadecimal digits");
-		c->pos += 2;
-		return hi * 16 + lo;
-	default:
-		return fail(c, at, "unknown escape sequence '\\%c'", c->s[c->pos - 1]);
+	for (int i = 0; words[i]; i++) {
+		if (!strcasecmp(v->buf, words[i]))
+			return i;
+		snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+			 i ? ", " : "", words[i]);
 	}
+	return fdl_fail(&p->c, v->at, "%s: '%s' is not one of %s", what, v->buf, known);
 }
 
-static int lex_quoted(struct cur *c, struct val *v)
+static int set_organization(struct fdl_parse *p, const struct fdl_val *v)
 {
-	int ch;
+	static const char *const org[] = { "sequential", "relative", "indexed", NULL };
+	int i = word(p, v, "FILE ORGANIZATION", org);
 
-	c->pos++; /* opening quote */
-	for (;;) {
-		if (at_eol(c))
-			return fail(c, v->at, "unterminated string");
-		ch = (unsigned char)c->s[c->pos++];
-		if (ch == '"')
-			return 0;
-		if (ch == '\\') {
-			ch = unescape(c);
-			if (ch < 0)
-				return ch;
-		}
-		v->buf[v->len++] = (char)ch;
-	}
+	if (i > 0)
+		return fdl_fail(&p->c, v->at,
+				"FILE ORGANIZATION %s: accelfs converts sequential files only (a "
+				"Linux file is a stream of bytes; %s files need RMS)",
+				org[i], org[i]);
+	return i < 0 ? i : 0;
 }
 
-/* Read a value (quoted or bare) at c->pos into @v; v->buf is freed by the caller. */
-static int lex_value(struct cur *c, struct val *v)
+static int set_format(struct fdl_parse *p, struct fdl *fdl, const struct fdl_val *v)
 {
-	size_t end = c->pos;
-	int ret = 0;
+	static const char *const fmt[] = { "stream_lf", "variable", "fixed", NULL };
+	static const char *const rms_only[] = { "stream", "stream_cr", "undefined", "vfc", NULL };
+	int i;
 
-	while (end < c->len && c->s[end] != '\n')
-		end++;
-	v->buf = malloc(end - c->pos + 1);
-	if (!v->buf)
-		return -ENOMEM;
-	v->len = 0;
-	v->at = c->pos;
-	if (c->s[c->pos] == '"') {
-		ret = lex_quoted(c, v);
-	} else {
-		while (!at_eol(c) && !strchr(" \t\r#", c->s[c->pos]))
-			v->buf[v->len++] = c->s[c->pos++];
-	}
-	v->buf[v->len] = '\0';
-	if (ret == 0 && v->len == 0 && c->s[v->at] != '"')
-		ret = fail(c, v->at, "missing value");
-	return ret ? ret : expect_eol(c, "value");
-}
-
-/* ---- typed values ---- */
-
-static int parse_size(struct cur *c, const struct val *v, uint64_t *out)
-{
-	int ret = tuning_parse_size(v->buf, out); /* the one size grammar (cache/tuning.h) */
-	size_t digits = strspn(v->buf, "0123456789");
-
-	if (ret == -ERANGE)
-		return fail(c, v->at, "size '%s' is too large", v->buf);
-	if (ret && digits)
-		return fail(c, v->at + digits, "unknown size suffix '%s'", v->buf + digits);
-	if (ret)
-		return fail(c, v->at, "'%s' is not a size (bytes, or a number with K/M/G/T)",
-			    v->buf);
+	for (i = 0; rms_only[i]; i++)
+		if (!strcasecmp(v->buf, rms_only[i]))
+			return fdl_fail(&p->c, v->at,
+					"RECORD FORMAT %s: not a format accelfs checks (use "
+					"stream_lf, variable or fixed)",
+					rms_only[i]);
+	i = word(p, v, "RECORD FORMAT", fmt);
+	if (i < 0)
+		return i;
+	fdl->format = (enum fdl_format)i;
+	p->format_line = p->c.line;
+	p->format_col = (unsigned int)(v->at - p->c.line_start + 1);
 	return 0;
 }
 
-static int parse_uint(struct cur *c, const struct val *v, int base, uint64_t max, uint64_t *out)
+/*
+ * ALLOCATION, BEST_TRY_CONTIGUOUS, CONTIGUOUS, EXTENSION from FILE or AREA 0:
+ * a sequential file has one area, so the two must agree where both say.
+ */
+static int set_alloc(struct fdl_parse *p, struct fdl *fdl, int a, const char *what,
+		     const struct fdl_val *v)
 {
-	unsigned long long n;
-	char *end;
-
-	errno = 0;
-	n = strtoull(v->buf, &end, base);
-	if (v->buf[0] < '0' || v->buf[0] > '9' || *end)
-		return fail(c, v->at, "'%s' is not a%s number", v->buf,
-			    base == 8 ? "n octal" : " decimal");
-	if (errno == ERANGE || n > max)
-		return fail(c, v->at, "%s is out of range (at most %llu)", v->buf,
-			    (unsigned long long)max);
-	*out = n;
-	return 0;
-}
-
-static int parse_bool(struct cur *c, const struct val *v, bool *out)
-{
-	static const char *const yes[] = { "yes", "true", "on", "1" };
-	static const char *const no[] = { "no", "false", "off", "0" };
-	unsigned int i;
-
-	for (i = 0; i < 4; i++) {
-		if (strcmp(v->buf, yes[i]) == 0 || strcmp(v->buf, no[i]) == 0) {
-			*out = strcmp(v->buf, yes[i]) == 0;
-			return 0;
-		}
-	}
-	return fail(c, v->at, "'%s' is not a boolean (yes or no)", v->buf);
-}
-
-/* ---- keys ---- */
-
-enum key_id { K_NAME, K_SIZE, K_PREALLOC, K_CONTIG, K_HOLES, K_UID, K_GID, K_MODE, K_COUNT };
-
-static const struct {
-	enum section sec;
-	const char *name;
-} key_table[K_COUNT] = {
-	[K_NAME] = { SEC_FILE, "name" },
-	[K_SIZE] = { SEC_FILE, "size" },
-	[K_PREALLOC] = { SEC_ALLOCATION, "preallocate" },
-	[K_CONTIG] = { SEC_ALLOCATION, "best_try_contiguous" },
-	[K_HOLES] = { SEC_ALLOCATION, "holes" },
-	[K_UID] = { SEC_OWNERSHIP, "uid" },
-	[K_GID] = { SEC_OWNERSHIP, "gid" },
-	[K_MODE] = { SEC_OWNERSHIP, "mode" },
-};
-
-static int set_key(struct cur *c, enum key_id id, struct val *v, struct fdl *fdl)
-{
+	static const char *const shared[A_N] = { "ALLOCATION", "BEST_TRY_CONTIGUOUS", "CONTIGUOUS",
+						 "EXTENSION" };
 	uint64_t n = 0;
-	int ret = 0;
+	bool b = false;
+	int ret;
 
-	switch (id) {
+	if (a == A_ALLOCATION || a == A_EXTENSION)
+		ret = fdl_parse_uint(&p->c, v, 10,
+				     a == A_ALLOCATION ? FDL_ALLOCATION_MAX : FDL_EXTENSION_MAX, &n,
+				     what);
+	else
+		ret = fdl_parse_bool(&p->c, v, &b, what);
+	if (ret)
+		return ret;
+	if (a == A_BEST_TRY || a == A_CONTIGUOUS)
+		n = b;
+	if (p->given[a] && p->given[a] != (enum prim)p->c.sec && p->value[a] != n)
+		return fdl_fail(&p->c, v->at,
+				"%s %s disagrees with %s %s: a sequential file has one area; give "
+				"it once",
+				what, v->buf, p->c.sec == P_AREA ? "FILE" : "AREA 0", shared[a]);
+	p->given[a] = (enum prim)p->c.sec;
+	p->value[a] = n;
+	if (a == A_ALLOCATION)
+		fdl->has_preallocate = true, fdl->preallocate = n * FDL_BLOCK;
+	else if (a == A_EXTENSION)
+		fdl->extension = n * FDL_BLOCK;
+	else if (a == A_BEST_TRY)
+		fdl->contiguous = b;
+	else
+		fdl->contiguous_required = b;
+	return 0;
+}
+
+static int set_linux(struct fdl_parse *p, struct fdl *fdl, enum key k, const char *what,
+		     const struct fdl_val *v)
+{
+	static const char *const holes[] = { "keep", "allocate", NULL };
+	uint64_t n;
+	int ret;
+
+	if (k == K_HOLES) {
+		ret = word(p, v, what, holes);
+		fdl->holes = ret == 1 ? FDL_HOLES_ALLOCATE : FDL_HOLES_KEEP;
+		return ret < 0 ? ret : 0;
+	}
+	ret = fdl_parse_uint(&p->c, v, k == K_MODE ? 8 : 10, k == K_MODE ? 07777 : UINT32_MAX - 1,
+			     &n, what);
+	if (k == K_OWNER)
+		fdl->has_uid = true, fdl->uid = (uid_t)n;
+	else if (k == K_GROUP)
+		fdl->has_gid = true, fdl->gid = (gid_t)n;
+	else
+		fdl->has_mode = true, fdl->mode = (mode_t)n;
+	return ret;
+}
+
+static int set_key(struct fdl_parse *p, struct fdl *fdl, enum key k, const char *what,
+		   struct fdl_val *v)
+{
+	uint64_t n;
+	int ret;
+
+	if (k != K_NAME && memchr(v->buf, '\0', v->len))
+		return fdl_fail(&p->c, v->at, "%s: a NUL byte is not allowed here", what);
+	switch (k) {
+	case K_SOURCE:
+	case K_TARGET:
+		return 0; /* informational */
 	case K_NAME:
 		free(fdl->name);
 		fdl->name = v->buf;
 		v->buf = NULL;
 		return 0;
+	case K_ORGANIZATION:
+		return set_organization(p, v);
+	case K_ALLOCATION:
+	case K_BEST_TRY:
+	case K_CONTIGUOUS:
+	case K_EXTENSION:
+		return set_alloc(p, fdl, (int)(k - K_ALLOCATION), what, v);
+	case K_FORMAT:
+		return set_format(p, fdl, v);
 	case K_SIZE:
-		fdl->has_size = true;
-		return parse_size(c, v, &fdl->size);
-	case K_PREALLOC:
-		fdl->has_preallocate = true;
-		return parse_size(c, v, &fdl->preallocate);
-	case K_CONTIG:
-		return parse_bool(c, v, &fdl->contiguous);
-	case K_HOLES:
-		if (strcmp(v->buf, "keep") && strcmp(v->buf, "allocate"))
-			return fail(c, v->at, "holes must be 'keep' or 'allocate', not '%s'",
-				    v->buf);
-		fdl->holes = strcmp(v->buf, "keep") ? FDL_HOLES_ALLOCATE : FDL_HOLES_KEEP;
-		return 0;
-	case K_UID:
-		fdl->has_uid = true;
-		ret = parse_uint(c, v, 10, UINT32_MAX - 1, &n);
-		fdl->uid = (uid_t)n;
-		return ret;
-	case K_GID:
-		fdl->has_gid = true;
-		ret = parse_uint(c, v, 10, UINT32_MAX - 1, &n);
-		fdl->gid = (gid_t)n;
+		ret = fdl_parse_uint(&p->c, v, 10, FDL_RECORD_MAX, &n, what);
+		fdl->record_size = (unsigned int)n;
 		return ret;
 	default:
-		ret = parse_uint(c, v, 8, 07777, &n);
-		fdl->mode = (mode_t)n;
-		fdl->has_mode = true;
-		return ret;
+		return set_linux(p, fdl, k, what, v);
 	}
-}
-
-static int do_key(struct cur *c, const char *key, size_t key_at, struct val *v, struct fdl *fdl)
-{
-	unsigned int id;
-
-	if (c->sec == SEC_ACCELFS) {
-		for (id = 0; id < fdl->nattrs; id++) {
-			if (strcmp(fdl->attrs[id].name, key) == 0)
-				return fail(c, key_at, "key '%s' appears twice in [accelfs]", key);
-		}
-		return fdl_attr_set(fdl, key, v->buf, v->len);
-	}
-	for (id = 0; id < K_COUNT; id++) {
-		if (key_table[id].sec == c->sec && strcmp(key_table[id].name, key) == 0)
-			break;
-	}
-	if (id == K_COUNT)
-		return fail(c, key_at, "unknown key '%s' in section [%s]", key,
-			    section_name[c->sec]);
-	if (c->seen_key & (1U << id))
-		return fail(c, key_at, "key '%s' appears twice", key);
-	c->seen_key |= 1U << id;
-	if (memchr(v->buf, '\0', v->len))
-		return fail(c, v->at, "a NUL byte is only allowed in [accelfs] values");
-	return set_key(c, (enum key_id)id, v, fdl);
 }
 
 /* ---- lines ---- */
 
-static int do_section(struct cur *c)
+/* The keyword at c->pos in upper case into @kw (KEYWORD_MAX bytes), from *@at. */
+static int keyword(struct fdl_cur *c, char *kw, size_t *at_out)
 {
-	size_t at = ++c->pos, end;
-	unsigned int i;
+	size_t at = c->pos;
 
-	while (!at_eol(c) && key_char(c->s[c->pos]))
+	while (!fdl_at_eol(c) && (fdl_key_char(c->s[c->pos]) || c->s[c->pos] == '$'))
 		c->pos++;
-	end = c->pos;
-	if (at_eol(c) || c->s[c->pos] != ']')
-		return fail(c, c->pos, "expected ']' to close the section name");
-	c->pos++;
-	for (i = 1; i < SEC_COUNT; i++) {
-		if (strlen(section_name[i]) == end - at &&
-		    !memcmp(c->s + at, section_name[i], end - at))
-			break;
-	}
-	if (i == SEC_COUNT)
-		return fail(c, at,
-			    "unknown section [%.*s] (known: file, allocation, ownership, "
-			    "accelfs)",
-			    (int)(end - at), c->s + at);
-	if (c->seen_sec & (1U << i))
-		return fail(c, at, "section [%s] appears twice", section_name[i]);
-	c->seen_sec |= 1U << i;
-	c->sec = (enum section)i;
-	return expect_eol(c, "section header");
+	if (c->pos == at)
+		return fdl_fail(c, at, "expected an FDL keyword or a ! comment");
+	if (c->pos - at >= KEYWORD_MAX)
+		return fdl_fail(c, at, "'%.*s...' is no FDL keyword", KEYWORD_MAX, c->s + at);
+	for (size_t i = at; i < c->pos; i++)
+		kw[i - at] = c->s[i] >= 'a' && c->s[i] <= 'z' ? c->s[i] - 32 : c->s[i];
+	kw[c->pos - at] = '\0';
+	*at_out = at;
+	return 0;
 }
 
-static int do_assignment(struct cur *c, struct fdl *fdl)
+/* A value after @what: blanks, an optional '=', blanks, the value. */
+static int value(struct fdl_cur *c, struct fdl_val *v, const char *what)
 {
-	size_t key_at = c->pos;
-	struct val v = { 0 };
-	char key[128];
-	int ret;
-
-	while (!at_eol(c) && key_char(c->s[c->pos]))
+	fdl_skip_blank(c);
+	if (!fdl_at_eol(c) && c->s[c->pos] == '=') {
 		c->pos++;
-	if (c->pos == key_at)
-		return fail(c, key_at, "expected a key, a [section] or a # comment");
-	if (c->pos - key_at >= sizeof(key))
-		return fail(c, key_at, "key is longer than %zu bytes", sizeof(key) - 1);
-	memcpy(key, c->s + key_at, c->pos - key_at);
-	key[c->pos - key_at] = '\0';
-	skip_blank(c);
-	if (at_eol(c) || c->s[c->pos] != '=')
-		return fail(c, c->pos, "expected '=' after key '%s'", key);
-	c->pos++;
-	skip_blank(c);
-	if (c->sec == SEC_NONE)
-		return fail(c, key_at, "key '%s' before any [section]", key);
-	ret = lex_value(c, &v);
-	if (ret == 0)
-		ret = do_key(c, key, key_at, &v, fdl);
+		fdl_skip_blank(c);
+	}
+	return fdl_lex_value(c, v, what);
+}
+
+static enum prim prim_find(const char *kw)
+{
+	int i;
+
+	for (i = 1; i < P_N; i++)
+		if (!strcmp(prim_name[i], kw))
+			break;
+	return (enum prim)i;
+}
+
+/* TITLE "..." and IDENT "...": informational strings. AREA n: n must be 0. */
+static int prim_value(struct fdl_parse *p, enum prim pr)
+{
+	struct fdl_val v = { 0 };
+	uint64_t n;
+	int ret = value(&p->c, &v, prim_name[pr]);
+
+	if (ret == 0 && pr == P_AREA) {
+		ret = fdl_parse_uint(&p->c, &v, 10, UINT32_MAX, &n, "AREA");
+		if (ret == 0 && n)
+			ret = fdl_fail(&p->c, v.at,
+				       "AREA %s: a sequential file has one area, AREA 0", v.buf);
+	}
 	free(v.buf);
 	return ret;
 }
 
-static int do_line(struct cur *c, struct fdl *fdl)
+static int do_primary(struct fdl_parse *p, enum prim pr, size_t at)
 {
-	skip_blank(c);
-	if (at_eol(c) || c->s[c->pos] == '#')
+	struct fdl_cur *c = &p->c;
+
+	if (c->seen_sec & (1U << pr))
+		return fdl_fail(c, at, "%s appears twice", prim_name[pr]);
+	c->seen_sec |= 1U << pr;
+	c->sec = pr;
+	if (pr == P_TITLE || pr == P_IDENT || pr == P_AREA)
+		return prim_value(p, pr);
+	return fdl_expect_eol(c, prim_name[pr]);
+}
+
+static int do_secondary(struct fdl_parse *p, struct fdl *fdl, const char *kw, size_t at)
+{
+	struct fdl_cur *c = &p->c;
+	const char *sec = c->sec == P_AREA ? "AREA 0" : prim_name[c->sec];
+	struct fdl_val v = { 0 };
+	char what[KEYWORD_MAX + 16];
+	size_t i;
+	int ret;
+
+	snprintf(what, sizeof(what), "%s %s", sec, kw);
+	for (i = 0; i < N_KEYS; i++)
+		if (keys[i].prim == (enum prim)c->sec && !strcmp(keys[i].name, kw))
+			break;
+	if (c->sec == P_NONE || c->sec == P_TITLE || c->sec == P_IDENT)
+		return fdl_fail(c, at,
+				"%s before any section (FILE, RECORD, AREA 0, LINUX, "
+				"ACCELFS)",
+				kw);
+	if (c->sec != P_ACCELFS && i == N_KEYS)
+		return fdl_fail(c, at, "%s: not an attribute accelfs reads (see docs/defrag.md)",
+				what);
+	if (c->sec != P_ACCELFS && (c->seen_key & (1ULL << i)))
+		return fdl_fail(c, at, "%s appears twice", what);
+	c->seen_key |= c->sec != P_ACCELFS ? 1ULL << i : 0;
+	ret = value(c, &v, what);
+	if (ret == 0 && c->sec == P_ACCELFS)
+		ret = fdl_tuning_set(c, "ACCELFS", kw, at, &v, fdl);
+	else if (ret == 0)
+		ret = set_key(p, fdl, keys[i].key, what, &v);
+	free(v.buf);
+	return ret;
+}
+
+static int do_line(struct fdl_cur *c, struct fdl *fdl)
+{
+	struct fdl_parse *p = (struct fdl_parse *)c; /* c is p's first member */
+	char kw[KEYWORD_MAX];
+	enum prim pr;
+	size_t at = 0;
+	int ret;
+
+	fdl_skip_blank(c);
+	if (fdl_at_eol(c) || c->s[c->pos] == '!')
 		return 0;
-	if (c->s[c->pos] == '[')
-		return do_section(c);
-	return do_assignment(c, fdl);
+	ret = keyword(c, kw, &at);
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		if (!strcmp(kw, refused[i].name))
+			return fdl_fail(c, at, "%s %s", kw, refused[i].why);
+	pr = prim_find(kw);
+	if (pr < P_N)
+		return do_primary(p, pr, at);
+	return do_secondary(p, fdl, kw, at);
+}
+
+/* Checks that need the whole file: a fixed record has a size. */
+static int check_whole(struct fdl_parse *p, struct fdl *fdl)
+{
+	if (fdl->format != FDL_FORMAT_FIXED || fdl->record_size)
+		return 0;
+	p->c.err->line = p->format_line;
+	p->c.err->col = p->format_col;
+	snprintf(p->c.err->msg, sizeof(p->c.err->msg),
+		 "RECORD FORMAT fixed needs RECORD SIZE, the bytes of a record (1 to %u)",
+		 FDL_RECORD_MAX);
+	return -EINVAL;
+}
+
+/* Is the first line that says anything an INI "[section]"? */
+static bool is_ini(const char *text, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		while (i < len && strchr(" \t\r\n", text[i]))
+			i++;
+		if (i < len && text[i] != '#')
+			return text[i] == '[';
+		while (i < len && text[i] != '\n')
+			i++;
+	}
+	return false;
 }
 
 int fdl_parse(const char *text, size_t len, struct fdl *fdl, struct fdl_error *err)
 {
-	struct cur c = { .s = text, .len = len, .line = 1, .err = err };
+	struct fdl_parse p = { .c = {
+				   .s = text, .len = len, .line = 1, .comment = '!', .err = err } };
 	int ret;
 
 	memset(err, 0, sizeof(*err));
-	while (c.pos < c.len) {
-		ret = do_line(&c, fdl);
-		if (ret < 0) {
-			if (ret == -ENOMEM)
-				snprintf(err->msg, sizeof(err->msg), "out of memory");
-			return ret;
-		}
-		while (c.pos < c.len && c.s[c.pos] != '\n')
-			c.pos++;
-		c.pos++;
-		c.line++;
-		c.line_start = c.pos;
+	if (is_ini(text, len))
+		ret = fdl_ini_parse(&p.c, fdl);
+	else
+		ret = fdl_each_line(&p.c, fdl, do_line);
+	if (ret == 0 && !fdl->legacy) {
+		fdl->has_accelfs = p.c.seen_sec & (1U << P_ACCELFS);
+		ret = check_whole(&p, fdl);
 	}
-	fdl->has_accelfs = c.seen_sec & (1U << SEC_ACCELFS);
-	return 0;
+	if (ret == -ENOMEM)
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+	return ret;
 }
 
 int fdl_load(const char *path, struct fdl *fdl, struct fdl_error *err)
@@ -518,38 +541,120 @@ static void put_string(FILE *f, const char *s, size_t len)
 		else
 			fputc(ch, f);
 	}
-	fputs("\"\n", f);
+	fputc('"', f);
 }
 
-int fdl_write(FILE *f, const struct fdl *fdl, const char *comment)
+/* "\tKEYWORD                value": the layout ANALYZE/RMS/FDL uses. */
+static void secondary(FILE *f, const char *kw)
 {
-	size_t i;
+	fprintf(f, "\t%-24s", kw);
+}
 
-	fprintf(f, "%s", comment ? comment : "");
-	fputs("[file]\n", f);
+static void put_file(FILE *f, const struct fdl *fdl)
+{
+	fputs("FILE\n", f);
 	if (fdl->name) {
-		fputs("name = ", f);
+		secondary(f, "NAME");
 		put_string(f, fdl->name, strlen(fdl->name));
+		fputc('\n', f);
 	}
-	if (fdl->has_size)
-		fprintf(f, "size = %llu\n", (unsigned long long)fdl->size);
-	fputs("\n[allocation]\n", f);
-	if (fdl->has_preallocate)
-		fprintf(f, "preallocate = %llu\n", (unsigned long long)fdl->preallocate);
-	fprintf(f, "best_try_contiguous = %s\n", fdl->contiguous ? "yes" : "no");
-	fprintf(f, "holes = %s\n", fdl->holes == FDL_HOLES_KEEP ? "keep" : "allocate");
-	fputs("\n[ownership]\n", f);
-	if (fdl->has_uid)
-		fprintf(f, "uid = %u\n", (unsigned int)fdl->uid);
-	if (fdl->has_gid)
-		fprintf(f, "gid = %u\n", (unsigned int)fdl->gid);
-	if (fdl->has_mode)
-		fprintf(f, "mode = %04o\n", (unsigned int)fdl->mode);
-	fputs("\n[accelfs]\n", f);
+	secondary(f, "ORGANIZATION");
+	fputs("sequential\n", f);
+	if (fdl->has_preallocate) {
+		secondary(f, "ALLOCATION");
+		fprintf(f, "%llu\n",
+			(unsigned long long)((fdl->preallocate + FDL_BLOCK - 1) / FDL_BLOCK));
+	}
+	secondary(f, "BEST_TRY_CONTIGUOUS");
+	fprintf(f, "%s\n", fdl->contiguous ? "yes" : "no");
+	secondary(f, "CONTIGUOUS");
+	fprintf(f, "%s\n", fdl->contiguous_required ? "yes" : "no");
+	secondary(f, "EXTENSION");
+	fprintf(f, "%llu\n", (unsigned long long)(fdl->extension / FDL_BLOCK));
+}
+
+static void put_record_linux(FILE *f, const struct fdl *fdl)
+{
+	static const char *const fmt[] = { "stream_lf", "variable", "fixed" };
+
+	fputs("\nRECORD\n", f);
+	secondary(f, "FORMAT");
+	fprintf(f, "%s\n", fmt[fdl->format]);
+	secondary(f, "SIZE");
+	fprintf(f, "%u\n", fdl->record_size);
+	fputs("\nLINUX\n", f);
+	if (fdl->has_uid) {
+		secondary(f, "OWNER");
+		fprintf(f, "%u\n", (unsigned int)fdl->uid);
+	}
+	if (fdl->has_gid) {
+		secondary(f, "GROUP");
+		fprintf(f, "%u\n", (unsigned int)fdl->gid);
+	}
+	if (fdl->has_mode) {
+		secondary(f, "MODE");
+		fprintf(f, "%04o\n", (unsigned int)fdl->mode);
+	}
+	secondary(f, "HOLES");
+	fprintf(f, "%s\n", fdl->holes == FDL_HOLES_KEEP ? "keep" : "allocate");
+}
+
+/* A value the daemon takes for tuning attribute @k, as stored: @a's own bytes. */
+static bool takes(int k, const struct fdl_attr *a)
+{
+	return k < TUNING_N && a->len < TUNING_VALUE_LEN && !memchr(a->value, '\0', a->len) &&
+	       tuning_stored_valid((enum tuning_key)k, a->value);
+}
+
+static void put_accelfs(FILE *f, const struct fdl *fdl)
+{
+	char kw[KEYWORD_MAX];
+	size_t i, j;
+
+	fputs("\nACCELFS\n", f);
 	for (i = 0; i < fdl->nattrs; i++) {
-		fprintf(f, "%s = ", fdl->attrs[i].name);
-		put_string(f, fdl->attrs[i].value, fdl->attrs[i].len);
+		const struct fdl_attr *a = &fdl->attrs[i];
+		int k = fdl_tuning_find(a->name);
+
+		if (!takes(k, a)) {
+			fprintf(f, "! " TUNING_PREFIX "%s ", a->name);
+			put_string(f, a->value, a->len);
+			fprintf(f, ": %s; accel convert does not set it\n",
+				k < TUNING_N ? "a value the daemon does not take"
+					     : "not a tuning attribute of this accelfs");
+			continue;
+		}
+		for (j = 0; a->name[j] && j + 1 < sizeof(kw); j++)
+			kw[j] =
+			    a->name[j] >= 'a' && a->name[j] <= 'z' ? a->name[j] - 32 : a->name[j];
+		kw[j] = '\0';
+		secondary(f, kw);
+		if (fdl_key_valid(a->value))
+			fprintf(f, "%s\n", a->value);
+		else
+			put_string(f, a->value, a->len), fputc('\n', f);
 	}
+}
+
+int fdl_write(FILE *f, const struct fdl *fdl, const char *comment, const char *ident)
+{
+	fprintf(f, "%s", comment ? comment : "");
+	if (fdl->name) {
+		fputs("TITLE\t", f);
+		put_string(f, fdl->name, strlen(fdl->name));
+		fputc('\n', f);
+	}
+	if (ident) {
+		fputs("IDENT\t", f);
+		put_string(f, ident, strlen(ident));
+		fputc('\n', f);
+	}
+	fputs("\nSYSTEM\n", f);
+	secondary(f, "SOURCE");
+	fputs("\"Linux\"\n\n", f);
+	put_file(f, fdl);
+	put_record_linux(f, fdl);
+	put_accelfs(f, fdl);
 	fflush(f);
 	return ferror(f) ? -EIO : 0;
 }

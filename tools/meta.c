@@ -20,13 +20,14 @@
 #include <unistd.h>
 
 #include "meta.h"
+#include "tuning.h"
 
 /* Flags worth keeping that any owner may set after the file exists. */
 #define META_LATE_FLAGS (FS_NOATIME_FL | FS_NODUMP_FL | FS_SYNC_FL | FS_NOCOMP_FL)
 
 static bool is_accelfs(const char *name)
 {
-	return strncmp(name, FDL_XATTR_PREFIX, strlen(FDL_XATTR_PREFIX)) == 0;
+	return strncmp(name, TUNING_PREFIX, strlen(TUNING_PREFIX)) == 0;
 }
 
 /* flistxattr into a malloc'ed buffer; *@len = 0 when there are none. */
@@ -112,8 +113,7 @@ int meta_accelfs_load(int fd, struct fdl *fdl)
 
 	ret = list_names(fd, &names, &len);
 	for (off = 0; ret == 0 && off < len; off += (ssize_t)strlen(names + off) + 1) {
-		if (!is_accelfs(names + off) ||
-		    !fdl_key_valid(names + off + strlen(FDL_XATTR_PREFIX)))
+		if (!is_accelfs(names + off) || !fdl_key_valid(names + off + strlen(TUNING_PREFIX)))
 			continue;
 		ret = get_value(fd, names + off, &val, &vlen);
 		if (ret == -ENODATA) {
@@ -121,7 +121,7 @@ int meta_accelfs_load(int fd, struct fdl *fdl)
 			continue;
 		}
 		if (ret == 0) {
-			ret = fdl_attr_set(fdl, names + off + strlen(FDL_XATTR_PREFIX), val,
+			ret = fdl_attr_set(fdl, names + off + strlen(TUNING_PREFIX), val,
 					   (size_t)vlen);
 			free(val);
 		}
@@ -137,7 +137,7 @@ static int apply_accelfs(int fd, const struct fdl *fdl)
 	size_t i;
 
 	for (i = 0; i < fdl->nattrs; i++) {
-		snprintf(name, sizeof(name), FDL_XATTR_PREFIX "%s", fdl->attrs[i].name);
+		snprintf(name, sizeof(name), TUNING_PREFIX "%s", fdl->attrs[i].name);
 		if (fsetxattr(fd, name, fdl->attrs[i].value, fdl->attrs[i].len, 0) < 0)
 			return -errno;
 	}

@@ -93,7 +93,8 @@ static int reserve_data(struct replace_job *job, uint64_t want)
 	return ret;
 }
 
-/* Space as the FDL says: whole range, data ranges only, or nothing, + preallocation. */
+/* Space as the FDL says: whole range, data ranges only, or nothing, + preallocation
+ * (ALLOCATION, or one EXTENSION past the end, whichever reaches further). */
 static int allocate(struct replace_job *job)
 {
 	uint64_t size = (uint64_t)job->in_st.st_size, want = size;
@@ -103,6 +104,9 @@ static int allocate(struct replace_job *job)
 	job->failed = "reserve space";
 	if (fdl && fdl->has_preallocate && fdl->preallocate > want)
 		want = fdl->preallocate;
+	/* EXTENSION: RMS grows a file by this much; reserve one extension past the end */
+	if (fdl && fdl->extension && size + fdl->extension > want)
+		want = size + fdl->extension;
 	if (fdl && fdl->contiguous && fdl->holes == FDL_HOLES_ALLOCATE)
 		return reserve(job->tmp_fd, 0, want);
 	if (!fdl || fdl->contiguous)

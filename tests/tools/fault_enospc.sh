@@ -25,7 +25,7 @@ ok "defrag: ENOSPC reported, original intact, no temporary"
 expect_rc 1 "$ACCEL" convert f out
 grep -q "No space left on device (IN is intact; nothing was created)" <<<"$OUT" || fail "$OUT"
 # the FDL lives outside the full file system: writing it there may itself fail
-printf '[allocation]\nbest_try_contiguous = no\n' >"$T/nopre.fdl" || fail "write $T/nopre.fdl"
+printf 'FILE\n\tBEST_TRY_CONTIGUOUS no\n' >"$T/nopre.fdl" || fail "write $T/nopre.fdl"
 expect_rc 1 "$ACCEL" convert --fdl "$T/nopre.fdl" f out
 grep -q "cannot copy the data: No space left on device" <<<"$OUT" || fail "mid-copy: $OUT"
 [ ! -e out ] || fail "OUT exists after failure"

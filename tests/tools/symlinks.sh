@@ -62,14 +62,14 @@ rm "$D/data.fdl"
 ln "$V" "$D/data.fdl" # a hard link (possible for users where protected_hardlinks=0)
 expect_rc 0 "$ACCEL" analyze --fdl "$D/data"
 [ "$(stat -c %h "$V")" = 1 ] || fail "analyze --fdl, hard link: the name still links $V"
-grep -q '^\[file\]' "$D/data.fdl" || fail "analyze --fdl, hard link: no FDL written: $(cat "$D/data.fdl")"
+grep -qx 'FILE' "$D/data.fdl" || fail "analyze --fdl, hard link: no FDL written: $(cat "$D/data.fdl")"
 untouched "analyze --fdl, hard link"
 expect_rc 1 planted "$D/.accel-fdl.data.fdl.PID.tmp" "$ACCEL" analyze --fdl "$D/data"
 grep -Eqx "accel analyze: $D/data.fdl: the temporary name \.accel-fdl\.data\.fdl\.[0-9]+\.tmp beside it is taken, not written" <<<"$OUT" ||
 	fail "analyze --fdl, planted temporary: $OUT"
 untouched "analyze --fdl, planted temporary"
 rm "$D"/.accel-fdl.*
-grep -q '^\[file\]' "$D/data.fdl" || fail "analyze --fdl: the older FDL was lost"
+grep -qx 'FILE' "$D/data.fdl" || fail "analyze --fdl: the older FDL was lost"
 no_temps "$D"
 ok "analyze --fdl never writes through a planted link"
 
