@@ -10,6 +10,7 @@
  * (shutdown.c), and only then leaves the loop and unmounts, so no write an
  * application saw acknowledged is lost.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -90,6 +91,24 @@ static int check_not_mounted(const char *mnt, const char *real)
 	return ret;
 }
 
+static void warn_later(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* As mount(8) lets one, but a user should hear that files are hidden. */
+static void warn_if_not_empty(const char *mnt)
+{
+	DIR *d = opendir(mnt);
+	struct dirent *de;
+	unsigned int n = 0;
+
+	while (d && (de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	if (d)
+		closedir(d);
+	if (n)
+		warn_later("%s is not empty: its %u entr%s hidden while the mount is there", mnt, n,
+			   n == 1 ? "y is" : "ies are");
+}
+
 static int check_mountpoint(const char *mnt)
 {
 	const char *src = accelfs.source_real;
@@ -114,6 +133,7 @@ static int check_mountpoint(const char *mnt)
 	}
 	/* The daemon changes to / when it detaches: keep the absolute path. */
 	accelfs.mountpoint_real = real;
+	warn_if_not_empty(mnt);
 	return check_not_mounted(mnt, real);
 }
 
@@ -134,15 +154,14 @@ static int check_fuse_device(void)
 }
 
 /* Warnings about a degraded start, printed once the mount exists. */
-static char warnings[2][512];
+static char warnings[3][512];
 
-static void warn_later(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warn_later(const char *fmt, ...)
 {
 	va_list ap;
 	unsigned int i;
 
-	for (i = 0; i < 2 && warnings[i][0]; i++)
+	for (i = 0; i < 3 && warnings[i][0]; i++)
 		;
 	if (i == 2)
 		return;
@@ -431,7 +450,7 @@ static int run(void)
 		goto out_destroy;
 	}
 	bdi_tune();
-	for (unsigned int i = 0; i < 2 && warnings[i][0]; i++)
+	for (unsigned int i = 0; i < 3 && warnings[i][0]; i++)
 		fprintf(stderr, "accelfs: warning: %s\n", warnings[i]);
 	if (fuse_daemonize(accelfs.opts.foreground))
 		goto out_unmount;

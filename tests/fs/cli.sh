@@ -42,4 +42,13 @@ for m in "$base/mnt" "$base/mnt2"; do
 		accel_wait_exit "$p" 10 || fail "daemon $p still running after fusermount3 -u"
 	done
 done
-echo "PASS: command line, daemonising mount, ro"
+# a mount point that is not empty: mounted (as mount(8) does), with one warning
+mkdir "$base/full"
+touch "$base/full/a" "$base/full/b"
+"$ACCELFS" "$base/src" "$base/full" -o "pool=$ACCEL_POOL" 2>"$base/full.err" ||
+	fail "mounting over a non-empty directory failed: $(cat "$base/full.err")"
+ACCEL_MNTS="$ACCEL_MNTS $base/full"
+grep -qx "accelfs: warning: $base/full is not empty: its 2 entries are hidden while the mount is there" \
+	"$base/full.err" || fail "no warning for a non-empty mount point: $(cat "$base/full.err")"
+fusermount3 -u "$base/full" || fail "fusermount3 -u $base/full"
+echo "PASS: command line, daemonising mount, ro, a non-empty mount point"
