@@ -108,7 +108,14 @@ static int stat_name(int pfd, const char *name, struct stat *st)
 	return 0;
 }
 
-int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
+/*
+ * @name in @parent as a node for the kernel (adds a lookup). @fresh: the
+ * caller just made the object (mkdir, mknod, symlink), so no node can stand
+ * for it yet: the first fstatat, which finds a known node without opening
+ * the name, would be one system call (a round trip on a network SOURCE)
+ * for nothing.
+ */
+static int lookup_name(fuse_ino_t parent, const char *name, struct fuse_entry_param *e, bool fresh)
 {
 	struct inode *p = inode_get(parent);
 	int fd, err, pfd;
@@ -122,6 +129,8 @@ int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e
 	/* A name whose object the kernel already has a node for (readdirplus of
 	 * a listed tree, a LOOKUP after the entry expired) costs one fstatat;
 	 * a missing name answers here too. Else the name is opened. */
+	if (fresh)
+		goto open_name;
 	if (pfd >= 0 && stat_name(pfd, name, &e->attr)) {
 		err = errno;
 		inode_fd_put(p, pfd);
@@ -137,6 +146,7 @@ int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e
 			return 0;
 		}
 	}
+open_name:
 	fd = INODE_FD_OR(pfd, openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 	if (fd < 0 && pfd >= 0 && errno == ESTALE) /* replaced meanwhile: again, as NFS does */
 		fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -169,10 +179,16 @@ int entry_from_fd(int fd, struct fuse_entry_param *e)
 	return entry_ref(pfd, e);
 }
 
-static void reply_entry_or_err(fuse_req_t req, fuse_ino_t parent, const char *name)
+int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
+{
+	return lookup_name(parent, name, e, false);
+}
+
+/* The entry of @name (@fresh: just made, see lookup_name), or the error. */
+static void reply_entry_or_err(fuse_req_t req, fuse_ino_t parent, const char *name, bool fresh)
 {
 	struct fuse_entry_param e;
-	int ret = entry_lookup(parent, name, &e);
+	int ret = lookup_name(parent, name, &e, fresh);
 
 	if (ret)
 		fuse_reply_err(req, -ret);
@@ -684,7 +700,7 @@ static void create_as_caller(fuse_req_t req, fuse_ino_t parent, const char *name
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
-		reply_entry_or_err(req, parent, name);
+		reply_entry_or_err(req, parent, name, true);
 }
 
 static void accel_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -744,7 +760,7 @@ static void accel_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, con
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
-		reply_entry_or_err(req, newparent, newname);
+		reply_entry_or_err(req, newparent, newname, false);
 }
 
 static void accel_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
