@@ -32,7 +32,7 @@ static uint32_t le32(const unsigned char *p)
 /* The block device of @dev, by the name the kernel gives it in /sys. -errno. */
 static int open_device(dev_t dev)
 {
-	char path[64], line[128], name[96] = "";
+	char path[112], line[128], name[96] = ""; /* path holds "/dev/" + name */
 	struct stat st;
 	FILE *f;
 	int fd;
