@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 		pool->hdr->files_lock.m.__data.__lock = corrupt_word;
 		for (uint32_t s = 0; s < pool->nshards; s++)
 			pool->shards[s].lock.m.__data.__lock = corrupt_word;
+		pool_close(pool); /* (the words stay: they are in the segment) */
 		f = fopen(argv[2], "w");
 		return !f || fclose(f);
 	}
