@@ -52,9 +52,6 @@ static void entry_set(struct fuse_entry_param *e, struct inode *n)
 {
 	e->ino = n == &accelfs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
 	entry_fill_timeouts(e);
-	/* deferred bytes past SOURCE's end count, as in getattr: a LINK of an
-	 * O_TMPFILE file whose writes wait in the pool told the kernel size 0 */
-	wb_fix_attr(&e->attr);
 }
 
 /* Take the node of O_PATH descriptor @fd, whose state is in @e->attr; consumes @fd. */
@@ -757,10 +754,23 @@ static void accel_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, con
 		ret = link_node(inode_get(ino), inode_get(newparent), newname);
 		creds_leave();
 	}
-	if (ret)
+	if (ret) {
 		fuse_reply_err(req, -ret);
-	else
-		reply_entry_or_err(req, newparent, newname, false);
+		return;
+	}
+	/* deferred bytes past SOURCE's end count, as in getattr: the LINK of an
+	 * O_TMPFILE file whose writes wait in the pool told the kernel size 0
+	 * (only here: a peek of the pool per LOOKUP would be one more reader
+	 * racing the SIGBUS guard's remap, cache/guard.c) */
+	struct fuse_entry_param e;
+
+	ret = lookup_name(newparent, newname, &e, false);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	wb_fix_attr(&e.attr);
+	fuse_reply_entry(req, &e);
 }
 
 static void accel_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
