@@ -181,11 +181,11 @@ int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e
 	return lookup_name(parent, name, e, false);
 }
 
-/* The entry of @name (@fresh: just made, see lookup_name), or the error. */
-static void reply_entry_or_err(fuse_req_t req, fuse_ino_t parent, const char *name, bool fresh)
+/* The entry of @name, just made (mkdir, mknod, symlink: see lookup_name), or the error. */
+static void reply_made_entry(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fuse_entry_param e;
-	int ret = lookup_name(parent, name, &e, fresh);
+	int ret = lookup_name(parent, name, &e, true);
 
 	if (ret)
 		fuse_reply_err(req, -ret);
@@ -697,7 +697,7 @@ static void create_as_caller(fuse_req_t req, fuse_ino_t parent, const char *name
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
-		reply_entry_or_err(req, parent, name, true);
+		reply_made_entry(req, parent, name);
 }
 
 static void accel_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
