@@ -102,6 +102,11 @@ struct inode {
 	 * times_apply), since writing SOURCE moves its mtime. */
 	struct timespec times[2];
 	bool times_pending; /* also read without the lock as a hint */
+	/* SOURCE has @times: set by times_apply, cleared (atomically, without
+	 * the lock) after every write to SOURCE, so a close and its release
+	 * set them once, not each (a futimens moves the ctime, which the next
+	 * open's stamp check would take for a change behind our back). */
+	bool times_on_source;
 	/* Kernel passthrough (passthrough.c): the inode's handles are all on one path. */
 	unsigned int pt_opens; /* of opens, those in passthrough mode */
 	int pt_backing_id;     /* the kernel's backing file id while pt_opens > 0, else 0 */
@@ -138,7 +143,7 @@ struct open_file {
 	int fd;
 	struct stream *stream; /* buffer cache stream, NULL if not cached */
 	int dfd;	       /* O_DIRECT descriptor for buffer fills, or -1 */
-	bool wrote;	       /* a write went through the stream (revalidate at close) */
+	bool wrote; /* atomic: a write reached SOURCE or the pool (revalidate at close) */
 	uint64_t
 	    known_size; /* atomic: size last seen (open or fstat); reads below skip EOF checks */
 	struct pool_file_id id; /* identity (immutable) and validator: written by the
@@ -372,6 +377,8 @@ void times_keep(struct inode *n, const struct timespec tv[2]);
 
 /* ops_file.c: call @fn for every open file that deferred a write (outside the list lock) */
 void ops_file_foreach_deferred(void (*fn)(struct open_file *of, void *arg), void *arg);
+/* After a failed sync of SOURCE: each written open file's error, as a lost write. */
+void ops_file_check_written(void);
 /* fstat through an open handle of @n: 0 or -errno; @err if none is open */
 int ops_file_fstat_open(struct inode *n, struct stat *st, int err);
 /* ... for every open file, under the open file list lock: @fn must not block */

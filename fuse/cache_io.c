@@ -272,7 +272,8 @@ void cache_io_close(struct open_file *of)
 	 * all. Not in shared mode, where other hosts' writes may have come
 	 * between ours, unseen by the buffers (close-to-open: the next open
 	 * compares). */
-	if (of->stream && of->wrote && !accelfs.shared && !fstat(of->fd, &st)) {
+	if (of->stream && __atomic_load_n(&of->wrote, __ATOMIC_RELAXED) && !accelfs.shared &&
+	    !fstat(of->fd, &st)) {
 		file_id(&st, &id);
 		file_id_handle(of->inode, &id);
 		stream_revalidate(of->stream, &id);
@@ -423,6 +424,7 @@ int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len)
 {
 	int ret;
 
+	__atomic_store_n(&of->wrote, true, __ATOMIC_RELAXED); /* ops_file_check_written */
 	if (!of->stream)
 		return 0;
 	pool_watch();
@@ -430,7 +432,6 @@ int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len)
 	ret = wb_write_through_begin(of);
 	if (ret)
 		return ret;
-	of->wrote = true;
 	ret = stream_write_begin(of->stream, off, (size_t)len);
 	if (ret)
 		wb_write_through_end(of);
@@ -439,6 +440,8 @@ int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len)
 
 void cache_io_write_end(struct open_file *of, uint64_t off, ssize_t res)
 {
+	/* after the write: SOURCE's mtime moved (times_apply sets them again) */
+	__atomic_store_n(&of->inode->times_on_source, false, __ATOMIC_RELAXED);
 	if (!of->stream)
 		return;
 	stream_write_end(of->stream, off, res);

@@ -156,6 +156,20 @@ int creds_resume(bool suspended)
 	return suspended ? apply(current) : 0;
 }
 
+uid_t creds_write_as(uid_t uid)
+{
+	pthread_once(&creds_once, creds_init);
+	if (!daemon_root || uid == daemon_uid || uid == (uid_t)-1)
+		return (uid_t)-1;
+	return (uid_t)setfsuid(uid); /* inside a switched request: that user's */
+}
+
+void creds_write_done(uid_t prev)
+{
+	if (prev != (uid_t)-1)
+		setfsuid(prev);
+}
+
 bool creds_unprivileged(fuse_req_t req)
 {
 	return fuse_req_ctx(req)->uid != 0;

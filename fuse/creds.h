@@ -40,6 +40,18 @@ void creds_leave(void);
 bool creds_suspend(void);
 int creds_resume(bool suspended);
 
+/*
+ * A write of a user's open file to SOURCE (WRITE, fallocate, a deferred
+ * write-back) runs with the opener's fsuid @uid: file systems keep a reserve
+ * for root by fsuid (ext4's resuid, 0 by default), and the kernel's
+ * write-back requests carry root's ids whoever wrote. Only the fsuid
+ * changes (access was checked at open). Returns what creds_write_done()
+ * puts back: the previous fsuid, or (uid_t)-1 when nothing changed (root's
+ * and the daemon's own files; a daemon that is not root).
+ */
+uid_t creds_write_as(uid_t uid);
+void creds_write_done(uid_t prev);
+
 /* True if @req comes from a process without the daemon's privileges (uid != 0). */
 bool creds_unprivileged(fuse_req_t req);
 

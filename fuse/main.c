@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "caps.h"
 #include "shared.h"
 #include "slow.h"
 #include "uid_share.h"
@@ -405,6 +406,9 @@ static int prepare(void)
 	char why[4200];
 
 	raise_nofile();
+	/* before any thread: no write of a user's goes past root's reserve or a quota */
+	if (caps_drop_sysres())
+		return fail("cannot drop CAP_SYS_RESOURCE: %s", strerror(errno));
 	uid_share_init();
 	if (check_source(o->source) || check_mountpoint(o->mountpoint) || check_fuse_device())
 		return -1;

@@ -274,8 +274,12 @@ static int set_size(struct inode *n, struct open_file *of, off_t size)
 {
 	int ret;
 
-	if (!of)
-		return cache_io_truncate_inode(n, size, truncate_path);
+	if (!of) {
+		ret = cache_io_truncate_inode(n, size, truncate_path);
+		/* SOURCE's mtime moved (times_apply sets kept times again) */
+		__atomic_store_n(&n->times_on_source, false, __ATOMIC_RELAXED);
+		return ret;
+	}
 	ret = cache_io_write_begin(of, 0, 0);
 	if (ret)
 		return ret;
@@ -359,6 +363,7 @@ static void times_keep_locked(struct inode *n, const struct timespec tv[2])
 		if (tv[i].tv_nsec != UTIME_OMIT)
 			n->times[i] = tv[i];
 	__atomic_store_n(&n->times_pending, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->times_on_source, false, __ATOMIC_RELAXED);
 }
 
 void times_keep(struct inode *n, const struct timespec tv[2])

@@ -132,9 +132,13 @@ static void times_apply(struct open_file *of)
 	if (!__atomic_load_n(&n->times_pending, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&n->lock);
-	if (n->times_pending && futimens(of->fd, n->times))
-		log_msg(LOG_WARNING, "inode %llu: cannot set times: %s", (unsigned long long)n->ino,
-			strerror(errno));
+	if (n->times_pending && !__atomic_load_n(&n->times_on_source, __ATOMIC_RELAXED)) {
+		if (futimens(of->fd, n->times))
+			log_msg(LOG_WARNING, "inode %llu: cannot set times: %s",
+				(unsigned long long)n->ino, strerror(errno));
+		else
+			__atomic_store_n(&n->times_on_source, true, __ATOMIC_RELAXED);
+	}
 	pthread_mutex_unlock(&n->lock);
 }
 
@@ -660,7 +664,10 @@ static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 		goto reply;
 	n = cache_io_write_begin(of, (uint64_t)off, fuse_buf_size(in));
 	if (n == 0) {
+		uid_t prev = creds_write_as(of->uid);
+
 		n = write_bufvec(of->fd, in, off);
+		creds_write_done(prev);
 		cache_io_write_end(of, (uint64_t)off, n);
 	}
 	n = write_durable(of, off, n);
@@ -683,11 +690,15 @@ static void accel_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	uint64_t span = (mode & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE))
 			    ? UINT64_MAX - (uint64_t)off
 			    : (uint64_t)len;
-	int ret = cache_io_write_begin(of, (uint64_t)off, span);
+	int ret;
 
 	(void)ino;
+	ret = cache_io_write_begin(of, (uint64_t)off, span);
 	if (!ret) {
+		uid_t prev = creds_write_as(of->uid);
+
 		ret = backend_fallocate(of->fd, mode, off, len);
+		creds_write_done(prev);
 		cache_io_write_end(of, (uint64_t)off, ret);
 	}
 	fuse_reply_err(req, -ret);
@@ -707,10 +718,13 @@ static void accel_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_i
 	if (n == 0)
 		n = cache_io_write_begin(out, start, len);
 	if (n == 0) {
+		uid_t prev = creds_write_as(out->uid);
+
 		n = copy_file_range(fh_of(fi_in)->fd, &off_in, out->fd, &off_out, len,
 				    (unsigned int)flags);
 		if (n < 0)
 			n = -errno;
+		creds_write_done(prev);
 		cache_io_write_end(out, start, n);
 	}
 	if (n < 0)
@@ -797,12 +811,12 @@ int ops_file_fstat_open(struct inode *n, struct stat *st, int err)
 }
 
 /*
- * Calls @fn for every open file that deferred a write, outside the list
- * lock: a write-back that takes long on a slow SOURCE must not hold up
- * every open and release meanwhile. Each handle is pinned while in use
- * (busy); handle_free() waits for it.
+ * Calls @fn for every open file that deferred a write (@written: that
+ * wrote), outside the list lock: a write-back that takes long on a slow
+ * SOURCE must not hold up every open and release meanwhile. Each handle is
+ * pinned while in use (busy); handle_free() waits for it.
  */
-void ops_file_foreach_deferred(void (*fn)(struct open_file *of, void *arg), void *arg)
+static void foreach_open(bool written, void (*fn)(struct open_file *of, void *arg), void *arg)
 {
 	struct open_file **pinned = NULL;
 	size_t n = 0, cap = 0;
@@ -811,7 +825,7 @@ void ops_file_foreach_deferred(void (*fn)(struct open_file *of, void *arg), void
 	for (struct handle_link *h = open_files.next; h && h != &open_files; h = h->next) {
 		struct open_file *of = (struct open_file *)h;
 
-		if (!__atomic_load_n(&of->deferred, __ATOMIC_ACQUIRE))
+		if (!__atomic_load_n(written ? &of->wrote : &of->deferred, __ATOMIC_ACQUIRE))
 			continue;
 		if (n == cap) {
 			size_t ncap = cap ? 2 * cap : 64;
@@ -834,4 +848,26 @@ void ops_file_foreach_deferred(void (*fn)(struct open_file *of, void *arg), void
 	pthread_cond_broadcast(&open_files_idle);
 	pthread_mutex_unlock(&open_files_lock);
 	free(pinned);
+}
+
+void ops_file_foreach_deferred(void (*fn)(struct open_file *of, void *arg), void *arg)
+{
+	foreach_open(false, fn, arg);
+}
+
+static void check_written(struct open_file *of, void *arg)
+{
+	(void)arg;
+	if (fdatasync(of->fd))
+		write_lost(of, -errno);
+}
+
+/*
+ * sync=relaxed's background sync of SOURCE failed: the files written since
+ * (their descriptors' errseq) say which; each one's failure is a lost
+ * write, reported by the next fsync and writer's close (write_lost).
+ */
+void ops_file_check_written(void)
+{
+	foreach_open(true, check_written, NULL);
 }

@@ -28,40 +28,31 @@
  * file for each passthrough open with the credentials of the registration,
  * and does the file's I/O with them; they are the daemon's minus
  * CAP_FSETID, so a write through the kernel clears set-ID bits (and file
- * capabilities) as an unprivileged writer's would on a local file system.
+ * capabilities) as an unprivileged writer's would on a local file system,
+ * and, with an fsuid that is not root's, without the blocks a file system
+ * keeps back for root (caps.h, creds_write_as): the backing file is one
+ * for all the inode's opens, whoever opened first, so even root's writes
+ * through it stay out of that reserve.
  *
  * The rule of passthrough=auto is tuning_passthrough_need() (cache/tuning.c),
  * shared with accel show.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "caps.h"
+#include "creds.h"
 #include "tuning.h"
 
 #ifdef ACCEL_HAVE_PASSTHROUGH
+#define PASSTHROUGH_FSUID 65534 /* nobody: the registration's, never root's */
+
 static bool refused; /* atomic: the kernel refused a backing file; no more tries */
-
-/* The calling thread's capability sets; 0 or -errno. */
-static int caps_get(struct __user_cap_data_struct d[2])
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-
-	return syscall(SYS_capget, &h, d) ? -errno : 0;
-}
-
-static int caps_set(struct __user_cap_data_struct d[2])
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-
-	return syscall(SYS_capset, &h, d) ? -errno : 0;
-}
 
 /* The initial user namespace maps every uid to itself, from 0. */
 static bool in_init_userns(void)
@@ -90,28 +81,33 @@ static bool has_sys_admin(void)
 
 /*
  * Register @fd as a backing file with this thread's credentials minus
- * CAP_FSETID (see the top). Returns the backing id (> 0) or 0.
+ * CAP_FSETID and CAP_SYS_RESOURCE, with fsuid PASSTHROUGH_FSUID (see the
+ * top). Returns the backing id (> 0) or 0.
  */
 static int backing_open(fuse_req_t req, int fd)
 {
 	/* Between requests a worker holds the daemon's own credentials, which
-	 * never change: read once per thread (a capget per open saved). */
+	 * never change after start (caps.h): read once per thread (a capget
+	 * per open saved). */
 	static __thread struct __user_cap_data_struct saved[2];
 	static __thread bool known;
 	struct __user_cap_data_struct d[2];
-	unsigned int i = CAP_TO_INDEX(CAP_FSETID);
+	uid_t prev;
 	int id;
 
 	if (!known && caps_get(saved))
 		return 0;
 	known = true;
 	memcpy(d, saved, sizeof(d));
-	d[i].effective &= ~CAP_TO_MASK(CAP_FSETID);
+	d[CAP_TO_INDEX(CAP_FSETID)].effective &= ~CAP_TO_MASK(CAP_FSETID);
+	d[CAP_TO_INDEX(CAP_SYS_RESOURCE)].effective &= ~CAP_TO_MASK(CAP_SYS_RESOURCE);
 	if (caps_set(d))
 		return 0;
+	prev = creds_write_as(PASSTHROUGH_FSUID);
 	id = fuse_passthrough_open(req, fd);
+	creds_write_done(prev);
 	if (caps_set(saved))
-		log_msg(LOG_ERR, "passthrough: cannot restore CAP_FSETID: %s", strerror(errno));
+		log_msg(LOG_ERR, "passthrough: cannot restore capabilities: %s", strerror(errno));
 	return id > 0 ? id : 0;
 }
 #endif

@@ -165,19 +165,23 @@ static ssize_t backend_write_fn(void *arg, const void *buf, size_t len, uint64_t
 {
 	struct open_file *of = arg;
 	int fd = wb_fd_get(of);
+	ssize_t n = 0;
 	size_t done = 0;
+	uid_t prev;
 
 	watch_echo_node((fuse_ino_t)(uintptr_t)of->inode); /* not an outside change */
-
-	while (done < len) {
-		ssize_t n = backend_pwrite(fd, (const uint8_t *)buf + done, len - done,
-					   (off_t)(off + done));
-
-		if (n <= 0)
-			return n < 0 ? n : -EIO;
-		done += (size_t)n;
+	prev = creds_write_as(of->uid);			   /* its opener's reserve (creds.h) */
+	while (done < len && n >= 0) {
+		n = backend_pwrite(fd, (const uint8_t *)buf + done, len - done,
+				   (off_t)(off + done));
+		if (n == 0)
+			n = -EIO;
+		if (n > 0)
+			done += (size_t)n;
 	}
-	return (ssize_t)done;
+	creds_write_done(prev);
+	__atomic_store_n(&of->inode->times_on_source, false, __ATOMIC_RELAXED); /* times_apply */
+	return n < 0 ? n : (ssize_t)done;
 }
 
 /*
@@ -264,7 +268,9 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	}
 	/* release: the flusher that sees it (acquire) sees the handle's setup */
 	__atomic_store_n(&of->deferred, true, __ATOMIC_RELEASE);
-	of->wrote = true; /* at close, the pool's copy matches SOURCE: revalidate, keep it */
+	__atomic_store_n(
+	    &of->wrote, true,
+	    __ATOMIC_RELAXED); /* at close, the pool's copy matches SOURCE: revalidate, keep it */
 	pool_dirty_end_set(stream_file(of->stream), end, (int64_t)realtime_ns());
 	/* Bytes in a bucket another daemon writes back: make them ours on SOURCE too. */
 	if (foreign && backend_write_fn(of, data, size, (uint64_t)off) < 0)
@@ -496,9 +502,11 @@ static void relaxed_sync(int src_fd, uint64_t *last)
 		return;
 	__atomic_sub_fetch(&relaxed_debt, debt, __ATOMIC_RELAXED);
 	ops_file_foreach_deferred(flush_every, NULL);
-	if (syncfs(src_fd))
+	if (syncfs(src_fd)) {
 		log_msg(LOG_WARNING, "sync=relaxed: syncfs of %s: %s", accelfs.source_real,
 			strerror(errno));
+		ops_file_check_written(); /* whose: reported at their next fsync and close */
+	}
 	*last = now;
 }
 

@@ -11,6 +11,11 @@
 # cfs_ext4_src SIZE [MKFS-OPTION...]  SOURCE (src) on a journaled ext4 of
 #               SIZE of its own, on a loop device taken down at exit; 1 with
 #               the reason in CFS_WHY when mkfs.ext4 or a loop device is missing;
+# cfs_python   PY: the system's python3 (skips without it);
+# cfs_cut_disk SIZE  an ext4 image of SIZE on cutfs (tests/lib/cutfs.c, in
+#               cut/), taken down at exit; cfs_cut_up puts it on a loop
+#               device (direct I/O) mounted on src, cfs_cut_down takes it
+#               off; cfs_cut_ctl WORD tells cutfs "cut", "live" or "eio";
 # cfs_eventually SECS CMD...  runs CMD (quietly) every 0.1 s until it
 #               succeeds, up to SECS; then once more aloud, its status
 #               returned (for what a background thread does "soon": a loaded
@@ -114,6 +119,48 @@ cfs_ext4_src() {
 	CFS_WHY="no free loop device"
 	CFS_LOOP=$(losetup -f --show img 2>/dev/null) || return 1
 	mount "$CFS_LOOP" src || fail "mount $CFS_LOOP on src"
+}
+
+cfs_python() {
+	PY=/usr/bin/python3
+	[ -x $PY ] || skip "$PY is needed"
+}
+
+cfs_cut_disk() {
+	[ -n "${CUTFS:-}" ] && [ -x "$CUTFS" ] || fail "CUTFS is not set (run through meson test)"
+	command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 (e2fsprogs) is missing"
+	[ -e /dev/loop-control ] || skip "no loop devices (/dev/loop-control missing)"
+	mkdir disk cut src
+	truncate -s "$1" disk/img
+	mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 disk/img ||
+		fail "mkfs.ext4 of a $1 image"
+	CFS_CUT_PID=""
+	cfs_below cfs_cut_gone
+	"$CUTFS" "$PWD/disk" "$PWD/cut" -s -f 2>cutfs.log &
+	CFS_CUT_PID=$!
+	accel_wait_mounted "$PWD/cut" "$CFS_CUT_PID" || fail "cutfs did not mount"
+}
+
+cfs_cut_up() {
+	CFS_LOOP=$(losetup -f --show --direct-io=on cut/img) || skip "no free loop device"
+	mount "$CFS_LOOP" src || fail "mount $CFS_LOOP (after a cut: journal replay)"
+}
+
+cfs_cut_down() {
+	umount src || umount -l src
+	losetup -d "$CFS_LOOP"
+	CFS_LOOP=""
+}
+
+cfs_cut_ctl() {
+	printf '%s' "$1" >cut/.cutfs-ctl || fail "cutfs refused \"$1\""
+}
+
+cfs_cut_gone() {
+	cfs_loop_down
+	mountpoint -q "$PWD/cut" && fusermount3 -u "$PWD/cut"
+	[ -n "$CFS_CUT_PID" ] && wait "$CFS_CUT_PID" 2>/dev/null
+	true
 }
 
 cfs_eventually() {

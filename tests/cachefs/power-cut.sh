@@ -19,42 +19,12 @@ mode=${1:?usage: power-cut.sh MOUNT-OPTIONS}
 . "$(dirname "$0")/lib.sh"
 cfs_init
 cfs_pool cut
-[ -n "${CUTFS:-}" ] && [ -x "$CUTFS" ] || fail "CUTFS is not set (run through meson test)"
-command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 (e2fsprogs) is missing"
-[ -e /dev/loop-control ] || skip "no loop devices (/dev/loop-control missing)"
-PY=/usr/bin/python3
-[ -x $PY ] || skip "$PY is needed"
+cfs_python
 MARGIN_MS=500
 ROUNDS=3
 
-mkdir disk cut src m
-truncate -s 96M disk/img
-mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 disk/img ||
-	fail "mkfs.ext4"
-LOOP=""
-CUT_PID=""
-below_down() {
-	mountpoint -q "$PWD/src" && umount "$PWD/src"
-	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
-	mountpoint -q "$PWD/cut" && fusermount3 -u "$PWD/cut"
-	[ -n "$CUT_PID" ] && wait "$CUT_PID" 2>/dev/null
-	true
-}
-cfs_below below_down
-
-"$CUTFS" "$PWD/disk" "$PWD/cut" -s -f 2>cutfs.log &
-CUT_PID=$!
-accel_wait_mounted "$PWD/cut" "$CUT_PID" || fail "cutfs did not mount"
-
-disk_up() {
-	LOOP=$(losetup -f --show --direct-io=on cut/img) || skip "no free loop device"
-	mount "$LOOP" src || fail "mount $LOOP (after a cut: journal replay)"
-}
-disk_down() {
-	umount src || umount -l src
-	losetup -d "$LOOP"
-	LOOP=""
-}
+cfs_cut_disk 96M
+mkdir m
 
 cat >append.py <<'EOF'
 # append.py FILE ACKS: records "seq" to FILE, fsync after each; ACKS gets
@@ -98,26 +68,26 @@ EOF
 }
 
 for round in $(seq $ROUNDS); do
-	disk_up
+	cfs_cut_up
 	: >acks
 	accel_mount "$PWD/src" "$PWD/m" -o "$mode,pool=$POOL"
 	$PY append.py m/log acks &
 	app=$!
 	sleep "$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", 1.5 + (r % 150) / 100 }')"
 	cut_ns=$(date +%s%N)
-	printf cut >cut/.cutfs-ctl || fail "cannot cut the power"
+	cfs_cut_ctl cut
 	kill -KILL "$app"
 	wait "$app" 2>/dev/null
 	cfs_kill9 "$PWD/m" "$ACCEL_PID"
 	ACCEL_MNTS=""
 	rm -f "/dev/shm$POOL" # RAM is gone too
-	disk_down
-	printf live >cut/.cutfs-ctl || fail "cannot turn the power on"
-	disk_up
+	cfs_cut_down
+	cfs_cut_ctl live
+	cfs_cut_up
 	echo "round $round ($mode):"
 	check acks "$cut_ns" || fail "round $round: acknowledged records lost"
 	rm -f src/log
 	sync -f src/.
-	disk_down
+	cfs_cut_down
 done
 echo "PASS: $mode: $ROUNDS power cuts"

@@ -15,30 +15,10 @@ cfs_init
 cfs_pool werr
 cfs_ext4_src 48M || skip "$CFS_WHY"
 chmod 777 src
-PY=/usr/bin/python3
-[ -x $PY ] || skip "$PY is needed"
+cfs_python
 mkdir m
 accel_mount "$PWD/src" "$PWD/m" -o "$mode,pool=$POOL"
-$PY - m/big >out <<'PYEOF'
-import os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-acc, buf, reported = 0, b"z" * 4096, False
-try:
-    while True:
-        acc += os.write(fd, buf)
-        if acc % (1 << 20) == 0:
-            os.fsync(fd)
-except OSError as e:
-    print("write error after", acc, "bytes:", e.strerror)
-for what, f in (("fsync", os.fsync), ("close", os.close)):
-    try:
-        f(fd)
-        print(what, "ok")
-    except OSError as e:
-        reported = True
-        print(what, "error:", e.strerror)
-print("accepted", acc, "reported", int(reported))
-PYEOF
+$PY "$(dirname "$0")/err_writer.py" m/big fill >out
 cat out
 accel_umount "$PWD/m"
 acc=$(sed -n 's/^accepted \([0-9]*\) .*/\1/p' out)

@@ -9,7 +9,9 @@
  * image and fdatasyncs it. Writing "cut" to the control file /.cutfs-ctl
  * is the power cut: every held write is dropped, and from then on writes
  * are dropped as they come and fsync does nothing (a dead disk), so the
- * image keeps exactly what was flushed before the cut. "live" ends that.
+ * image keeps exactly what was flushed before the cut. "eio" makes the
+ * disk fail instead: every write and flush from then on answers EIO (a
+ * dying disk, for the write-error tests). "live" ends either.
  *
  * Blocks of 4 KiB; one image at a time (the last opened file); requests
  * are served one at a time (run with -s). Files keep their size (a loop
@@ -39,6 +41,7 @@ static struct {
 	const char *dir;
 	int dirfd;
 	bool dead;	/* after "cut": writes are dropped */
+	bool failing;	/* after "eio": writes and flushes fail */
 	int fd;		/* the image whose writes are held */
 	uint8_t **held; /* block -> its held bytes, NULL: the image's */
 	size_t nblocks;
@@ -160,8 +163,10 @@ static int cf_ctl(const char *buf, size_t size)
 	if (size >= 3 && !strncmp(buf, "cut", 3)) {
 		cf.dead = true;
 		drop_held();
+	} else if (size >= 3 && !strncmp(buf, "eio", 3)) {
+		cf.failing = true;
 	} else if (size >= 4 && !strncmp(buf, "live", 4)) {
-		cf.dead = false;
+		cf.dead = cf.failing = false;
 	} else {
 		return -EINVAL;
 	}
@@ -178,6 +183,8 @@ static int cf_write(const char *path, const char *buf, size_t size, off_t off,
 		return cf_ctl(buf, size);
 	if (cf.dead)
 		return (int)size; /* the disk is off: nothing arrives */
+	if (cf.failing)
+		return -EIO;
 	while (done < size) {
 		size_t b = (size_t)(off + done) / BLK, boff = (size_t)(off + done) % BLK;
 		size_t n = size - done < BLK - boff ? size - done : BLK - boff;
@@ -199,6 +206,8 @@ static int cf_write(const char *path, const char *buf, size_t size, off_t off,
 static int cf_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 {
 	(void)path, (void)datasync, (void)fi;
+	if (cf.failing)
+		return -EIO;
 	return cf.dead || cf.fd < 0 ? 0 : flush_held();
 }
 
