@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_monitor.c - `accel monitor [--file PATH] [--pool NAME] [--interval S]`:
- * the live cache statistics of one file (or of the whole pool) as OpenVMS
- * MONITOR RMS/ITEM=CAC shows them, above a list of the hottest files.
+ * cmd_monitor.c - `accel monitor [--file PATH | --mount MNT] [--pool NAME]
+ * [--interval S]`: the live cache statistics of one file (or of the whole
+ * pool) as OpenVMS MONITOR RMS/ITEM=CAC shows them, above a list of the
+ * hottest files; or, as MONITOR's per-node views, one mount's daemon: its
+ * requests by kind (the state files of cache/mstate.h, read each sample).
  *
  * Every interval it takes a read-only snapshot of the pool (no lock, so the
  * daemons never wait for it), feeds the shown target's counters to monstat
@@ -21,6 +23,8 @@
 #include "cmd.h"
 #include "monscreen.h"
 #include "monstat.h"
+#include "mountstat.h"
+#include "mstate.h"
 #include "poolsnap.h"
 #include "util.h"
 
@@ -51,23 +55,36 @@ struct monitor {
 	double interval, next;
 	bool paused, help, picking, quit;
 	size_t pick_sel;
+	/* The mount view: the daemons' states now and at the previous sample. */
+	const char *mount_arg; /* --mount MNT */
+	bool want_mount, mount_picking;
+	uint32_t mount_pid; /* the daemon shown */
+	char mount_label[MSTATE_PATH_LEN];
+	struct mstate *mounts, *mounts_prev;
+	size_t nmounts, nmounts_prev, mount_sel;
+	double mounts_t, mounts_prev_t;
 };
 
 static void help(void)
 {
-	printf("Usage: accel monitor [--file PATH] [--pool NAME] [--interval S]\n\n"
+	printf("Usage: accel monitor [--file PATH | --mount MNT] [--pool NAME] [--interval S]\n\n"
 	       "Live cache statistics, as OpenVMS MONITOR RMS/ITEM=CAC shows them: hit\n"
 	       "percentages and attempt and buffer I/O rates (CUR, AVE, MIN, MAX) of one\n"
 	       "file or of the whole pool, above the hot files sorted by I/O rate with\n"
 	       "their hit percentages, read share, quota and global buffering candidates\n"
-	       "(G: >= 75 %% of their I/O reads).\n\n"
+	       "(G: >= 75 %% of their I/O reads). The mount view shows one daemon: its\n"
+	       "request rate, totals, errors and pool hits, and its requests by kind\n"
+	       "with their rates and latency percentiles.\n\n"
 	       "  --file PATH     start on PATH (inside an accelfs mount: its backing file)\n"
 	       "  --pool NAME     the pool, \"name\" or \"/name\" (default: the pool of the\n"
 	       "                  mount --file is in; else the one this user's daemons use,\n"
 	       "                  %s for root, %s-UID else)\n"
+	       "  --mount MNT     start on the mount view of the daemon serving MNT (and\n"
+	       "                  its pool, unless --pool names another)\n"
 	       "  --interval S    seconds between samples (default 3, 0.1 to 3600)\n"
 	       "  -h, --help\n\n"
-	       "Keys: q quit, f choose the file, s sort key, p pause, + and - interval,\n"
+	       "Keys: q quit, f choose the file (or the pool), m choose a mount, s sort\n"
+	       "key, p pause, + and - interval,\n"
 	       "h or ? help. Needs a terminal; for scripts use 'accel stat --json'.\n"
 	       "Exit status: 0 quit, 1 pool or file unavailable, 2 usage error or no\n"
 	       "terminal, 128+N stopped by signal N.\n",
@@ -87,11 +104,16 @@ static int parse(int argc, char **argv, struct monitor *m)
 		{ .name = "file", .string = &m->file_label },
 		{ .name = "pool", .string = &m->name },
 		{ .name = "interval", .take = take_interval, .to = &m->interval },
+		{ .name = "mount", .string = &m->mount_arg },
 		{ NULL },
 	};
 	int ret = cli_parse(&cli, opts, argc, argv);
 
 	m->want_file = m->file_label != NULL;
+	if (ret == CLI_GO_ON && m->mount_arg && m->file_label) {
+		util_err("monitor", NULL, "--mount and --file are two views: choose one");
+		return EXIT_USAGE;
+	}
 	return ret;
 }
 
@@ -190,6 +212,35 @@ static const uint64_t *target_counters(const struct monitor *m)
 	return f ? f->c : NULL;
 }
 
+/* The daemons' states now; the old ones become the previous. */
+static void sample_mounts(struct monitor *m)
+{
+	free(m->mounts_prev);
+	m->mounts_prev = m->mounts;
+	m->nmounts_prev = m->nmounts;
+	m->mounts_prev_t = m->mounts_t;
+	if (mstate_list((unsigned int)geteuid(), &m->mounts, &m->nmounts))
+		m->mounts = NULL, m->nmounts = 0;
+	m->mounts_t = util_now();
+}
+
+/* The daemon @pid in the list @ms of @n, or NULL. */
+static const struct mstate *mount_of(const struct mstate *ms, size_t n, uint32_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ms[i].pid == pid)
+			return &ms[i];
+	return NULL;
+}
+
+/* Show the daemon @s from now on. */
+static void choose_mount(struct monitor *m, const struct mstate *s)
+{
+	m->want_mount = true;
+	m->mount_pid = s->pid;
+	mountstat_printable(s->mountpoint, m->mount_label, sizeof(m->mount_label));
+}
+
 /* Take a new snapshot; the old one becomes the previous. */
 static int sample(struct monitor *m)
 {
@@ -202,6 +253,7 @@ static int sample(struct monitor *m)
 	ret = poolsnap_take(m->pool, &m->snap);
 	if (ret)
 		return ret;
+	sample_mounts(m);
 	c = target_counters(m);
 	if (c)
 		monstat_feed(&m->ms, m->snap.t, c);
@@ -245,6 +297,15 @@ static void draw(const struct monitor *m)
 		.pick = m->pick,
 		.npick = m->snap.nfiles,
 		.pick_sel = m->pick_sel,
+		.want_mount = m->want_mount,
+		.mount_label = m->mount_label,
+		.mount = mount_of(m->mounts, m->nmounts, m->mount_pid),
+		.mount_prev = mount_of(m->mounts_prev, m->nmounts_prev, m->mount_pid),
+		.mount_dt = m->mounts_t - m->mounts_prev_t,
+		.mount_picking = m->mount_picking,
+		.mounts = m->mounts,
+		.nmounts = m->nmounts,
+		.mount_sel = m->mount_sel,
 	};
 
 	if (m->want_file)
@@ -267,38 +328,71 @@ static void step_interval(struct monitor *m, int dir)
 	m->next = m->snap.t + m->interval;
 }
 
-/* A key while the picker is open. */
-static void pick_key(struct monitor *m, int ch)
+/* Move the selection @sel of a list of @n lines by key @ch; true if it was such a key. */
+static bool nav_key(size_t *sel, size_t n, int ch)
 {
-	size_t n = m->snap.nfiles + 1, page = (size_t)monscreen_pick_page();
+	size_t page = (size_t)monscreen_pick_page(), last = n ? n - 1 : 0;
 
 	if (ch == KEY_UP || ch == 'k')
-		m->pick_sel = m->pick_sel ? m->pick_sel - 1 : 0;
+		*sel = *sel ? *sel - 1 : 0;
 	else if (ch == KEY_DOWN || ch == 'j')
-		m->pick_sel = m->pick_sel + 1 < n ? m->pick_sel + 1 : n - 1;
+		*sel = *sel + 1 < n ? *sel + 1 : last;
 	else if (ch == KEY_PPAGE)
-		m->pick_sel = m->pick_sel > page ? m->pick_sel - page : 0;
+		*sel = *sel > page ? *sel - page : 0;
 	else if (ch == KEY_NPAGE)
-		m->pick_sel = m->pick_sel + page < n ? m->pick_sel + page : n - 1;
+		*sel = *sel + page < n ? *sel + page : last;
 	else if (ch == KEY_HOME || ch == 'g')
-		m->pick_sel = 0;
+		*sel = 0;
 	else if (ch == KEY_END || ch == 'G')
-		m->pick_sel = n - 1;
-	else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
+		*sel = last;
+	else
+		return false;
+	return true;
+}
+
+static bool enter_key(int ch)
+{
+	return ch == '\n' || ch == '\r' || ch == KEY_ENTER;
+}
+
+/* A key while the file picker is open. */
+static void pick_key(struct monitor *m, int ch)
+{
+	if (nav_key(&m->pick_sel, m->snap.nfiles + 1, ch))
+		return;
+	if (enter_key(ch)) {
+		m->want_mount = false;
 		choose(m, m->pick_sel ? m->pick[m->pick_sel - 1] : NULL);
-	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER || ch == 27 || ch == 'q' || ch == 'f')
+	}
+	if (enter_key(ch) || ch == 27 || ch == 'q' || ch == 'f')
 		m->picking = false;
+}
+
+/* A key while the mount picker is open. */
+static void mount_pick_key(struct monitor *m, int ch)
+{
+	if (nav_key(&m->mount_sel, m->nmounts, ch))
+		return;
+	if (enter_key(ch) && m->mount_sel < m->nmounts)
+		choose_mount(m, &m->mounts[m->mount_sel]);
+	if (enter_key(ch) || ch == 27 || ch == 'q' || ch == 'm')
+		m->mount_picking = false;
 }
 
 static void key(struct monitor *m, int ch)
 {
 	if (m->picking) {
 		pick_key(m, ch);
+	} else if (m->mount_picking) {
+		mount_pick_key(m, ch);
 	} else if (ch == 'q' || ch == 'Q') {
 		m->quit = true;
 	} else if (ch == 'f') {
 		m->picking = true;
 		m->pick_sel = 0;
+	} else if (ch == 'm') {
+		m->mount_picking = true;
+		m->mount_sel = 0;
 	} else if (ch == 's') {
 		m->sort = (m->sort + 1) % SORT_MAX;
 		qsort_r(m->hot, m->nhot, sizeof(*m->hot), compare_hot, &m->sort);
@@ -384,6 +478,8 @@ static void monitor_free(struct monitor *m)
 	poolsnap_free(&m->prev);
 	free(m->hot);
 	free(m->pick);
+	free(m->mounts);
+	free(m->mounts_prev);
 	pool_close(m->pool);
 }
 
@@ -405,6 +501,34 @@ static int monitor_screen(struct monitor *m)
 	return cmd_signal_exit();
 }
 
+/*
+ * --mount MNT: start on its daemon's view, with the pool it uses (unless
+ * --pool names another). CLI_GO_ON, or the exit status after one line.
+ */
+static int start_mount(struct monitor *m)
+{
+	static struct mstate s; /* one, read once */
+	int ret;
+
+	if (!m->mount_arg)
+		return CLI_GO_ON;
+	ret = mstate_find((unsigned int)geteuid(), m->mount_arg, &s);
+	if (ret == -ENOENT) {
+		util_err("monitor", m->mount_arg,
+			 "not an accelfs mount point (no running accelfs daemon you can see "
+			 "serves it)");
+		return EXIT_FAIL;
+	}
+	if (ret) {
+		util_err("monitor", m->mount_arg, "%s", strerror(-ret));
+		return EXIT_FAIL;
+	}
+	choose_mount(m, &s);
+	if (!m->name && s.pool[0])
+		m->name = s.pool;
+	return CLI_GO_ON;
+}
+
 int cmd_monitor(int argc, char **argv)
 {
 	struct monitor m = { .interval = 3 };
@@ -418,6 +542,9 @@ int cmd_monitor(int argc, char **argv)
 			 "not a terminal; use 'accel stat' (or 'accel stat --json') instead");
 		return EXIT_USAGE;
 	}
+	ret = start_mount(&m);
+	if (ret >= 0)
+		return ret;
 	ret = poolsnap_target(m.name, m.file_label, name, &m.dev, &m.ino, msg, sizeof(msg));
 	if (ret) {
 		util_err("monitor", NULL, "%s", msg);
