@@ -328,7 +328,7 @@ int mstate_find(unsigned int uid, const char *path, struct mstate *m)
 	if (!realpath(path, real))
 		return -errno;
 	ret = mstate_foreach(uid, match, &f);
-	return ret == 1 ? 0 : ret < 0 ? ret : -ENOENT;
+	return ret == 1 ? 0 : ret < 0 ? ret : -ESRCH;
 }
 
 uint64_t mstate_hist_le_us(unsigned int b)

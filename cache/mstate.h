@@ -116,8 +116,8 @@ int mstate_foreach(unsigned int uid, int (*fn)(const struct mstate *m, void *arg
 int mstate_list(unsigned int uid, struct mstate **out, size_t *n);
 /*
  * The state of the daemon serving the mount point @path (any spelling of
- * it; not a path below it) into @m: 0, -ENOENT when no live daemon of root
- * or @uid serves it, or another -errno (realpath's) for @path itself.
+ * it; not a path below it) into @m: 0, -ESRCH when no live daemon of root
+ * or @uid serves it, or realpath's -errno for @path itself.
  */
 int mstate_find(unsigned int uid, const char *path, struct mstate *m);
 

@@ -513,7 +513,7 @@ static int start_mount(struct monitor *m)
 	if (!m->mount_arg)
 		return CLI_GO_ON;
 	ret = mstate_find((unsigned int)geteuid(), m->mount_arg, &s);
-	if (ret == -ENOENT) {
+	if (ret == -ESRCH) {
 		util_err("monitor", m->mount_arg,
 			 "not an accelfs mount point (no running accelfs daemon you can see "
 			 "serves it)");

@@ -584,7 +584,7 @@ static int mount_report(const struct stat_opts *o)
 	struct mstate *m = malloc(sizeof(*m));
 	int ret = m ? mstate_find((unsigned int)geteuid(), o->mount, m) : -ENOMEM;
 
-	if (ret == -ENOENT && m)
+	if (ret == -ESRCH)
 		util_err("stat", o->mount,
 			 "not an accelfs mount point (no running accelfs daemon you can see "
 			 "serves it)");

@@ -267,7 +267,8 @@ static void draw_mount_picker(const struct mon_view *v)
 	size_t first = v->mount_sel / (size_t)page * (size_t)page;
 
 	attron(A_BOLD);
-	putf(0, 0, "Choose a mount (Enter), Esc to go back: %zu accelfs daemons", v->nmounts);
+	putf(0, 0, "Choose a mount (Enter), Esc to go back: %zu accelfs daemon%s", v->nmounts,
+	     v->nmounts == 1 ? "" : "s");
 	attroff(A_BOLD);
 	attron(A_UNDERLINE);
 	mount_line(1, NULL);
