@@ -16,6 +16,7 @@
 #     picker lists both mounts (in tmux: 77 without it, after the rest).
 set -u
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/tmux.sh"
 cfs_init
 cfs_pool mstat
 mkdir a b
@@ -145,7 +146,6 @@ else
 fi
 
 # 5. accel monitor's mount view
-. "$(dirname "$0")/../lib/tmux.sh"
 trap '"${TM[@]}" kill-server 2>/dev/null; cfs_cleanup' EXIT
 tmux_start 80 24 "TERM=tmux-256color $ACCEL monitor --mount $A --interval 0.5; sleep 60"
 wait_screen "^\(Mount\) $A +pid $PID_A +pool $POOL\$" "mount view title"
