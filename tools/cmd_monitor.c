@@ -21,10 +21,10 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "monmount.h"
 #include "monscreen.h"
 #include "monstat.h"
 #include "mountstat.h"
-#include "mstate.h"
 #include "poolsnap.h"
 #include "util.h"
 
@@ -55,14 +55,8 @@ struct monitor {
 	double interval, next;
 	bool paused, help, picking, quit;
 	size_t pick_sel;
-	/* The mount view: the daemons' states now and at the previous sample. */
 	const char *mount_arg; /* --mount MNT */
-	bool want_mount, mount_picking;
-	uint32_t mount_pid; /* the daemon shown */
-	char mount_label[MSTATE_PATH_LEN];
-	struct mstate *mounts, *mounts_prev;
-	size_t nmounts, nmounts_prev, mount_sel;
-	double mounts_t, mounts_prev_t;
+	struct mon_mounts mm;  /* the mount view */
 };
 
 static void help(void)
@@ -212,35 +206,6 @@ static const uint64_t *target_counters(const struct monitor *m)
 	return f ? f->c : NULL;
 }
 
-/* The daemons' states now; the old ones become the previous. */
-static void sample_mounts(struct monitor *m)
-{
-	free(m->mounts_prev);
-	m->mounts_prev = m->mounts;
-	m->nmounts_prev = m->nmounts;
-	m->mounts_prev_t = m->mounts_t;
-	if (mstate_list((unsigned int)geteuid(), &m->mounts, &m->nmounts))
-		m->mounts = NULL, m->nmounts = 0;
-	m->mounts_t = util_now();
-}
-
-/* The daemon @pid in the list @ms of @n, or NULL. */
-static const struct mstate *mount_of(const struct mstate *ms, size_t n, uint32_t pid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (ms[i].pid == pid)
-			return &ms[i];
-	return NULL;
-}
-
-/* Show the daemon @s from now on. */
-static void choose_mount(struct monitor *m, const struct mstate *s)
-{
-	m->want_mount = true;
-	m->mount_pid = s->pid;
-	mountstat_printable(s->mountpoint, m->mount_label, sizeof(m->mount_label));
-}
-
 /* Take a new snapshot; the old one becomes the previous. */
 static int sample(struct monitor *m)
 {
@@ -253,7 +218,7 @@ static int sample(struct monitor *m)
 	ret = poolsnap_take(m->pool, &m->snap);
 	if (ret)
 		return ret;
-	sample_mounts(m);
+	monmount_sample(&m->mm);
 	c = target_counters(m);
 	if (c)
 		monstat_feed(&m->ms, m->snap.t, c);
@@ -297,17 +262,9 @@ static void draw(const struct monitor *m)
 		.pick = m->pick,
 		.npick = m->snap.nfiles,
 		.pick_sel = m->pick_sel,
-		.want_mount = m->want_mount,
-		.mount_label = m->mount_label,
-		.mount = mount_of(m->mounts, m->nmounts, m->mount_pid),
-		.mount_prev = mount_of(m->mounts_prev, m->nmounts_prev, m->mount_pid),
-		.mount_dt = m->mounts_t - m->mounts_prev_t,
-		.mount_picking = m->mount_picking,
-		.mounts = m->mounts,
-		.nmounts = m->nmounts,
-		.mount_sel = m->mount_sel,
 	};
 
+	monmount_view(&m->mm, &v);
 	if (m->want_file)
 		v.file = poolsnap_find(&m->snap, m->dev, m->ino);
 	monscreen_draw(&v);
@@ -361,7 +318,7 @@ static void pick_key(struct monitor *m, int ch)
 	if (nav_key(&m->pick_sel, m->snap.nfiles + 1, ch))
 		return;
 	if (enter_key(ch)) {
-		m->want_mount = false;
+		m->mm.want = false;
 		choose(m, m->pick_sel ? m->pick[m->pick_sel - 1] : NULL);
 	}
 	if (enter_key(ch) || ch == 27 || ch == 'q' || ch == 'f')
@@ -371,19 +328,21 @@ static void pick_key(struct monitor *m, int ch)
 /* A key while the mount picker is open. */
 static void mount_pick_key(struct monitor *m, int ch)
 {
-	if (nav_key(&m->mount_sel, m->nmounts, ch))
+	struct mon_mounts *mm = &m->mm;
+
+	if (nav_key(&mm->sel, mm->n, ch))
 		return;
-	if (enter_key(ch) && m->mount_sel < m->nmounts)
-		choose_mount(m, &m->mounts[m->mount_sel]);
+	if (enter_key(ch) && mm->sel < mm->n)
+		monmount_choose(mm, &mm->now[mm->sel]);
 	if (enter_key(ch) || ch == 27 || ch == 'q' || ch == 'm')
-		m->mount_picking = false;
+		mm->picking = false;
 }
 
 static void key(struct monitor *m, int ch)
 {
 	if (m->picking) {
 		pick_key(m, ch);
-	} else if (m->mount_picking) {
+	} else if (m->mm.picking) {
 		mount_pick_key(m, ch);
 	} else if (ch == 'q' || ch == 'Q') {
 		m->quit = true;
@@ -391,8 +350,8 @@ static void key(struct monitor *m, int ch)
 		m->picking = true;
 		m->pick_sel = 0;
 	} else if (ch == 'm') {
-		m->mount_picking = true;
-		m->mount_sel = 0;
+		m->mm.picking = true;
+		m->mm.sel = 0;
 	} else if (ch == 's') {
 		m->sort = (m->sort + 1) % SORT_MAX;
 		qsort_r(m->hot, m->nhot, sizeof(*m->hot), compare_hot, &m->sort);
@@ -478,8 +437,7 @@ static void monitor_free(struct monitor *m)
 	poolsnap_free(&m->prev);
 	free(m->hot);
 	free(m->pick);
-	free(m->mounts);
-	free(m->mounts_prev);
+	monmount_free(&m->mm);
 	pool_close(m->pool);
 }
 
@@ -508,22 +466,12 @@ static int monitor_screen(struct monitor *m)
 static int start_mount(struct monitor *m)
 {
 	static struct mstate s; /* one, read once */
-	int ret;
 
 	if (!m->mount_arg)
 		return CLI_GO_ON;
-	ret = mstate_find((unsigned int)geteuid(), m->mount_arg, &s);
-	if (ret == -ESRCH) {
-		util_err("monitor", m->mount_arg,
-			 "not an accelfs mount point (no running accelfs daemon you can see "
-			 "serves it)");
+	if (mountstat_find("monitor", m->mount_arg, &s))
 		return EXIT_FAIL;
-	}
-	if (ret) {
-		util_err("monitor", m->mount_arg, "%s", strerror(-ret));
-		return EXIT_FAIL;
-	}
-	choose_mount(m, &s);
+	monmount_choose(&m->mm, &s);
 	if (!m->name && s.pool[0])
 		m->name = s.pool;
 	return CLI_GO_ON;

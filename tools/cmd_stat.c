@@ -578,26 +578,40 @@ static int prom_stdout(const struct stat_opts *o, const char *name)
 	return fflush(stdout) ? EXIT_FAIL : 0;
 }
 
-/* --mount MNT: that mount's daemon alone, in the format asked; the exit status. */
-static int mount_report(const struct stat_opts *o)
+/* Mount @m in the format asked; 0 or -errno (said). */
+static int mount_print(const struct stat_opts *o, const struct mstate *m)
 {
-	struct mstate *m = malloc(sizeof(*m));
-	int ret = m ? mstate_find((unsigned int)geteuid(), o->mount, m) : -ENOMEM;
+	int ret;
 
-	if (ret == -ESRCH)
-		util_err("stat", o->mount,
-			 "not an accelfs mount point (no running accelfs daemon you can see "
-			 "serves it)");
-	else if (ret)
-		util_err("stat", o->mount, "%s", strerror(-ret));
-	else if (o->prometheus)
+	if (o->prometheus) {
 		ret = prom_write_mounts(stdout, m, 1);
-	else if (o->json) {
+		if (ret)
+			util_err("stat", NULL, "cannot write the metrics: %s", strerror(-ret));
+		return ret;
+	}
+	if (o->json) {
 		printf("{\n  \"schema\": \"accelfs-stat/1\",\n  \"mounts\": [\n    ");
 		mountstat_json(m);
 		printf("\n  ]\n}\n");
-	} else
+	} else {
 		mountstat_text(m);
+	}
+	return 0;
+}
+
+/* --mount MNT: that mount's daemon alone; the exit status. */
+static int mount_report(const struct stat_opts *o)
+{
+	struct mstate *m = malloc(sizeof(*m)); /* 24 KiB: paths and request kinds */
+	int ret;
+
+	if (!m) {
+		util_err("stat", NULL, "%s", strerror(ENOMEM));
+		return EXIT_FAIL;
+	}
+	ret = mountstat_find("stat", o->mount, m);
+	if (!ret)
+		ret = mount_print(o, m);
 	free(m);
 	if (ret)
 		return EXIT_FAIL;

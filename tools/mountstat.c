@@ -5,7 +5,10 @@
  * (mstate_req_quantile_us): each is the upper bound of its bucket, so "p99
  * 128" means 99 % of the requests took under 128 us.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "monstat.h"
 #include "mountstat.h"
@@ -25,6 +28,19 @@ const char *mountstat_printable(const char *s, char *buf, size_t len)
 		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
 	buf[i] = '\0';
 	return buf;
+}
+
+int mountstat_find(const char *cmd, const char *path, struct mstate *m)
+{
+	int ret = mstate_find((unsigned int)geteuid(), path, m);
+
+	if (ret == -ESRCH)
+		util_err(cmd, path,
+			 "not an accelfs mount point (no running accelfs daemon you can see serves "
+			 "it)");
+	else if (ret)
+		util_err(cmd, path, "%s", strerror(-ret));
+	return ret ? -1 : 0;
 }
 
 double mountstat_hit_pct(const struct mstate *m)

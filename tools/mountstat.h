@@ -27,6 +27,13 @@ void mountstat_json(const struct mstate *m);
 /* "  KIND  COUNT ..." header (@r NULL) or one request kind's line into @buf. */
 void mountstat_req_line(const struct mstate_req *r, char *buf, size_t len);
 
+/*
+ * The state of the daemon serving the mount point @path into @m: 0, or -1
+ * after one line on stderr for command @cmd (no such path; no running
+ * accelfs daemon visible to the caller serves it).
+ */
+int mountstat_find(const char *cmd, const char *path, struct mstate *m);
+
 /* @s with control characters shown as '?', so a name cannot drive the terminal. */
 const char *mountstat_printable(const char *s, char *buf, size_t len);
 
