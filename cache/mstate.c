@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "mstate.h"
+#include "pool.h"
 
 #define MSTATE_MAX_FILES 256 /* daemons listed per directory */
 
@@ -28,20 +31,40 @@ int mstate_dir(unsigned int uid, char *buf, size_t len)
 	return snprintf(buf, len, "%s/accelfs", rt) < (int)len ? 0 : -ENAMETOOLONG;
 }
 
+static void write_req(FILE *f, const struct mstate_req *r)
+{
+	fprintf(f, "req %s %" PRIu64 " %" PRIu64 " %" PRIu64, r->name, r->count, r->errors,
+		r->time_us);
+	for (int b = 0; b < MSTATE_HIST; b++)
+		fprintf(f, " %" PRIu64, r->hist[b]);
+	fputc('\n', f);
+}
+
+/* The whole file into @fd (closed); 0 or -EIO. */
 static int write_all(int fd, const struct mstate *m)
 {
-	char buf[2 * MSTATE_PATH_LEN + 512];
-	int n = snprintf(
-	    buf, sizeof(buf),
-	    "pid %" PRIu32 "\nmountpoint %s\nsource %s\nwatch %s\n"
-	    "watch_events %" PRIu64 "\nwatch_invalidations %" PRIu64 "\nwatch_overflows %" PRIu64
-	    "\nwatch_unwatched %" PRIu64 "\nshared %s\nlocks %s\n",
-	    m->pid, m->mountpoint, m->source, m->watch, m->watch_events, m->watch_invalidations,
-	    m->watch_overflows, m->watch_unwatched, m->shared, m->locks);
+	FILE *f = fdopen(fd, "w");
+	int bad;
 
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	return write(fd, buf, (size_t)n) == n ? 0 : -EIO;
+	if (!f) {
+		close(fd);
+		return -EIO;
+	}
+	fprintf(f,
+		"pid %" PRIu32 "\nmountpoint %s\nsource %s\nwatch %s\n"
+		"watch_events %" PRIu64 "\nwatch_invalidations %" PRIu64
+		"\nwatch_overflows %" PRIu64 "\nwatch_unwatched %" PRIu64 "\nshared %s\nlocks %s\n",
+		m->pid, m->mountpoint, m->source, m->watch, m->watch_events, m->watch_invalidations,
+		m->watch_overflows, m->watch_unwatched, m->shared, m->locks);
+	fprintf(f, "pool %s\nread_bytes %" PRIu64 "\nwrite_bytes %" PRIu64 "\n", m->pool,
+		m->read_bytes, m->write_bytes);
+	for (int c = 0; c < POOL_C_POOL_MAX; c++)
+		fprintf(f, "pool_%s %" PRIu64 "\n", pool_stats_counter_name((enum pool_counter)c),
+			m->c[c]);
+	for (unsigned int i = 0; i < m->nreq && i < MSTATE_REQ_MAX; i++)
+		write_req(f, &m->req[i]);
+	bad = ferror(f);
+	return fclose(f) || bad ? -EIO : 0;
 }
 
 int mstate_write(const struct mstate *m)
@@ -67,7 +90,6 @@ int mstate_write(const struct mstate *m)
 	if (fd < 0)
 		return -errno;
 	ret = write_all(fd, m);
-	close(fd);
 	if (!ret && rename(tmp, path))
 		ret = -errno;
 	if (ret)
@@ -85,6 +107,38 @@ void mstate_remove(uint32_t pid)
 	unlink(path);
 }
 
+/* "KIND COUNT ERRORS TIME_US H0 ..." into the next request kind of @m. */
+static void parse_req(char *v, struct mstate *m)
+{
+	struct mstate_req *r = &m->req[m->nreq];
+	char *p = strchr(v, ' ');
+
+	if (m->nreq >= MSTATE_REQ_MAX || !p || p - v >= MSTATE_REQ_NAME)
+		return;
+	memset(r, 0, sizeof(*r));
+	memcpy(r->name, v, (size_t)(p - v));
+	r->count = strtoull(p, &p, 10);
+	r->errors = strtoull(p, &p, 10);
+	r->time_us = strtoull(p, &p, 10);
+	for (int b = 0; b < MSTATE_HIST; b++)
+		r->hist[b] = strtoull(p, &p, 10);
+	m->nreq++;
+}
+
+/* "pool_COUNTER N": true if @key is one. */
+static bool parse_counter(const char *key, const char *v, struct mstate *m)
+{
+	if (strncmp(key, "pool_", 5))
+		return false;
+	for (int c = 0; c < POOL_C_POOL_MAX; c++) {
+		if (!strcmp(key + 5, pool_stats_counter_name((enum pool_counter)c))) {
+			m->c[c] = strtoull(v, NULL, 10);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* One "key value" line into @m; unknown keys are ignored. */
 static void parse_line(char *line, struct mstate *m)
 {
@@ -94,7 +148,17 @@ static void parse_line(char *line, struct mstate *m)
 		return;
 	*v++ = '\0';
 	v[strcspn(v, "\n")] = '\0';
-	if (!strcmp(line, "pid"))
+	if (parse_counter(line, v, m))
+		return;
+	if (!strcmp(line, "req"))
+		parse_req(v, m);
+	else if (!strcmp(line, "pool"))
+		snprintf(m->pool, sizeof(m->pool), "%s", v);
+	else if (!strcmp(line, "read_bytes"))
+		m->read_bytes = strtoull(v, NULL, 10);
+	else if (!strcmp(line, "write_bytes"))
+		m->write_bytes = strtoull(v, NULL, 10);
+	else if (!strcmp(line, "pid"))
 		m->pid = (uint32_t)strtoul(v, NULL, 10);
 	else if (!strcmp(line, "mountpoint"))
 		snprintf(m->mountpoint, sizeof(m->mountpoint), "%s", v);
@@ -207,4 +271,93 @@ int mstate_foreach(unsigned int uid, int (*fn)(const struct mstate *m, void *arg
 	if (!ret && uid != 0 && !mstate_dir(uid, dir, sizeof(dir)))
 		ret = foreach_in(dir, fn, arg);
 	return ret;
+}
+
+struct mlist {
+	struct mstate *m;
+	size_t n;
+};
+
+static int collect(const struct mstate *m, void *arg)
+{
+	struct mlist *l = arg;
+	struct mstate *n = realloc(l->m, (l->n + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	l->m = n;
+	l->m[l->n++] = *m;
+	return 0;
+}
+
+int mstate_list(unsigned int uid, struct mstate **out, size_t *n)
+{
+	struct mlist l = { NULL, 0 };
+	int ret = mstate_foreach(uid, collect, &l);
+
+	if (ret) {
+		free(l.m);
+		l.m = NULL, l.n = 0;
+	}
+	*out = l.m;
+	*n = l.n;
+	return ret;
+}
+
+struct find {
+	const char *real;
+	struct mstate *m;
+};
+
+static int match(const struct mstate *m, void *arg)
+{
+	struct find *f = arg;
+
+	if (strcmp(m->mountpoint, f->real))
+		return 0;
+	*f->m = *m;
+	return 1;
+}
+
+int mstate_find(unsigned int uid, const char *path, struct mstate *m)
+{
+	char real[PATH_MAX];
+	struct find f = { real, m };
+	int ret;
+
+	if (!realpath(path, real))
+		return -errno;
+	ret = mstate_foreach(uid, match, &f);
+	return ret == 1 ? 0 : ret < 0 ? ret : -ESRCH;
+}
+
+uint64_t mstate_hist_le_us(unsigned int b)
+{
+	return b < MSTATE_HIST - 1 ? 1ULL << b : 0;
+}
+
+uint64_t mstate_req_quantile_us(const struct mstate_req *r, double q)
+{
+	uint64_t total = 0, seen = 0, want;
+
+	for (int b = 0; b < MSTATE_HIST; b++)
+		total += r->hist[b];
+	if (!total)
+		return 0;
+	want = (uint64_t)(q * (double)total + 0.999999);
+	for (unsigned int b = 0; b < MSTATE_HIST - 1; b++) {
+		seen += r->hist[b];
+		if (seen >= want)
+			return 1ULL << b;
+	}
+	return 1ULL << (MSTATE_HIST - 2);
+}
+
+void mstate_req_totals(const struct mstate *m, uint64_t *count, uint64_t *errors)
+{
+	*count = *errors = 0;
+	for (unsigned int i = 0; i < m->nreq; i++) {
+		*count += m->req[i].count;
+		*errors += m->req[i].errors;
+	}
 }

@@ -11,6 +11,25 @@
  * it whole (write to a temporary name, rename), so a reader never sees half
  * a file, and removes it at exit; a file whose process is gone (kill -9) is
  * skipped by readers and removed by the next daemon that starts.
+ *
+ * Besides the watcher, the file carries what the daemon served (fuse/
+ * reqstat.c counts, the watcher thread publishes every MSTATE_PUBLISH_MS
+ * while anything moved), after the keys above:
+ *
+ *   pool NAME            the pool it attached ("" when caching is off)
+ *   read_bytes N         bytes its READ replies carried
+ *   write_bytes N        bytes its WRITE replies acknowledged
+ *   pool_COUNTER N       for each pool counter (pool_stats_counter_name()):
+ *                        what this daemon added to it (pool_stats_own())
+ *   req KIND COUNT ERRORS TIME_US H0 ... H23
+ *                        one line per kind of request served at least once
+ *                        (KIND: the libfuse operation, "read", "lookup", ...):
+ *                        how many, how many were answered with an error,
+ *                        their total time in the handler in microseconds,
+ *                        and MSTATE_HIST counts of that time by log2 bucket
+ *                        (mstate_hist_bucket()).
+ *
+ * All counters only grow while the daemon runs.
  */
 #ifndef ACCELFS_CACHE_MSTATE_H
 #define ACCELFS_CACHE_MSTATE_H
@@ -18,8 +37,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pool_layout.h"
+
 #define MSTATE_DIR_ROOT "/run/accelfs"
 #define MSTATE_PATH_LEN 4096
+#define MSTATE_PUBLISH_MS 200 /* counters reach readers within this */
+#define MSTATE_REQ_MAX 64     /* request kinds a file lists */
+#define MSTATE_REQ_NAME 24
+#define MSTATE_HIST 24 /* latency buckets: under 1 us, under 2 us, ..., 4.2 s and more */
+
+/* One kind of request: "req" lines. */
+struct mstate_req {
+	char name[MSTATE_REQ_NAME];
+	uint64_t count, errors;
+	uint64_t time_us;	    /* total time in the handler */
+	uint64_t hist[MSTATE_HIST]; /* counts by mstate_hist_bucket() */
+};
 
 struct mstate {
 	uint32_t pid;			  /* the daemon */
@@ -32,7 +65,36 @@ struct mstate {
 	uint64_t watch_unwatched; /* inotify: directories held but not watched (short timeouts) */
 	char shared[192];	  /* "on (why)" or "off (why)": shared mode (fuse/shared.c) */
 	char locks[16];		  /* "forward" or "local" */
+	char pool[POOL_NAME_LEN]; /* "/name", or "" */
+	uint64_t read_bytes, write_bytes;
+	uint64_t c[POOL_C_POOL_MAX]; /* what this daemon added to the pool's counters */
+	unsigned int nreq;
+	struct mstate_req req[MSTATE_REQ_MAX];
 };
+
+/*
+ * The histogram bucket of a request that took @ns: bucket b < MSTATE_HIST - 1
+ * holds times under 2^b microseconds (and, but for b = 0, at least
+ * 2^(b-1)); the last holds 2^(MSTATE_HIST - 2) us (4.2 s) and more.
+ */
+static inline unsigned int mstate_hist_bucket(uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	unsigned int b = us ? 64 - (unsigned int)__builtin_clzll(us) : 0;
+
+	return b < MSTATE_HIST - 1 ? b : MSTATE_HIST - 1;
+}
+
+/* The upper bound of bucket @b in microseconds (2^b); 0 for the open last bucket. */
+uint64_t mstate_hist_le_us(unsigned int b);
+/*
+ * The @q quantile (0 < q <= 1) of @r's times, in microseconds: the upper
+ * bound of the bucket it falls in (2^(MSTATE_HIST - 2) for the last); 0
+ * when @r counted nothing.
+ */
+uint64_t mstate_req_quantile_us(const struct mstate_req *r, double q);
+/* Requests and errors of every kind, summed into *@count and *@errors. */
+void mstate_req_totals(const struct mstate *m, uint64_t *count, uint64_t *errors);
 
 /* The state directory for euid @uid into @buf; 0 or -errno (-ENOENT: none). */
 int mstate_dir(unsigned int uid, char *buf, size_t len);
@@ -50,5 +112,13 @@ int mstate_read(const char *path, struct mstate *m);
  * else 0.
  */
 int mstate_foreach(unsigned int uid, int (*fn)(const struct mstate *m, void *arg), void *arg);
+/* The live daemons' states (as mstate_foreach) into a malloc'ed *@out; 0 or -ENOMEM. */
+int mstate_list(unsigned int uid, struct mstate **out, size_t *n);
+/*
+ * The state of the daemon serving the mount point @path (any spelling of
+ * it; not a path below it) into @m: 0, -ESRCH when no live daemon of root
+ * or @uid serves it, or realpath's -errno for @path itself.
+ */
+int mstate_find(unsigned int uid, const char *path, struct mstate *m);
 
 #endif

@@ -420,6 +420,12 @@ struct pool_stats {
 };
 
 int pool_stats_get(struct pool *pool, struct pool_stats *st);
+/*
+ * pool_stats_own - what this process added to each pool counter through
+ * @pool since it attached (its share of pool_stats_get()'s sums: the hits,
+ * misses and write-back one daemon caused) into @c[POOL_C_POOL_MAX].
+ */
+void pool_stats_own(struct pool *pool, uint64_t c[POOL_C_POOL_MAX]);
 int pool_stats_file(struct pool_file *pf, struct pool_stats_file *st);
 
 /*

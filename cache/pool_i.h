@@ -21,6 +21,9 @@
 
 #include "pool.h"
 
+#define POOL_OWN_STRIPES 8
+#define POOL_OWN_WORDS 32 /* >= POOL_C_POOL_MAX: 256 bytes a stripe */
+
 struct pool {
 	void *base;
 	size_t size;
@@ -50,6 +53,9 @@ struct pool {
 	uint8_t *our_dirty;	/* atomic, per file slot: we deferred bytes not yet flushed */
 	uint64_t lock_timeouts; /* atomic: waits given up by this process */
 	bool seg_private;	/* the segment was ours, mode 0600, at attach (I9) */
+	/* atomic: what this process added to each counter, one stripe per few
+	 * threads so they do not fight over a line (pool_stats_own) */
+	uint64_t own[POOL_OWN_STRIPES][POOL_OWN_WORDS];
 };
 
 struct pool_file {

@@ -48,9 +48,31 @@ const char *pool_stats_counter_name(enum pool_counter c)
 	return (unsigned int)c < POOL_C_POOL_MAX ? counter_names[c] : "?";
 }
 
+_Static_assert(POOL_C_POOL_MAX <= POOL_OWN_WORDS, "a stripe of pool->own holds every counter");
+
+/* This thread's stripe of pool->own: threads take them in turn. */
+static unsigned int own_stripe(void)
+{
+	static unsigned int next;	/* atomic: process-wide by nature */
+	static __thread unsigned int s; /* 1 + the stripe, 0: none yet */
+
+	if (!s)
+		s = 1 + __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % POOL_OWN_STRIPES;
+	return s - 1;
+}
+
 void pool_stats_count_shard(struct pool *pool, uint32_t s, enum pool_counter c, uint64_t n)
 {
 	ADD(&pool->shards[s].c[c], n);
+	ADD(&pool->own[own_stripe()][c], n);
+}
+
+void pool_stats_own(struct pool *pool, uint64_t c[POOL_C_POOL_MAX])
+{
+	memset(c, 0, POOL_C_POOL_MAX * sizeof(*c));
+	for (int s = 0; s < POOL_OWN_STRIPES; s++)
+		for (int i = 0; i < POOL_C_POOL_MAX; i++)
+			c[i] += LOAD(&pool->own[s][i]);
 }
 
 void pool_stats_count_pool(struct pool *pool, enum pool_counter c, uint64_t n)

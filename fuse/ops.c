@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "accelfs_i.h"
+#include "reqstat.h"
 #include "shared.h"
 #include "watch.h"
 
@@ -139,4 +140,5 @@ void ops_fill(struct fuse_lowlevel_ops *ops)
 	ops_xattr_fill(ops);
 	ops_lock_fill(ops);
 	watch_echo_wrap(ops); /* inotify: the mount's own changes are noted */
+	reqstat_wrap(ops);    /* last: every request is counted, in one place */
 }

@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "reqstat.h"
 #include "slow.h"
 
 #define SLOW_STACK (256U << 10)
@@ -98,6 +99,7 @@ static void *slow_thread(void *arg)
 	sigemptyset(&set);
 	sigaddset(&set, SLOW_SIG);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	reqstat_adopt(s->kind); /* its reply counts for its kind */
 	s->tid = (pid_t)syscall(SYS_gettid);
 	sev._sigev_un._tid = s->tid; /* sigev_notify_thread_id: not in glibc 2.36 */
 	if (!timer_create(CLOCK_MONOTONIC, &sev, &s->kick))
@@ -132,6 +134,7 @@ int slow_start(struct slow_req *s)
 	int ret;
 
 	s->uid = fuse_req_ctx(s->req)->uid;
+	s->kind = reqstat_current();
 	s->interrupted = 0;
 	s->kick_ok = false;
 	pthread_mutex_lock(&waits_lock);

@@ -26,6 +26,7 @@ struct slow_req {
 	void (*done)(struct slow_req *s);
 	/* slow.c's own */
 	uid_t uid;
+	int kind; /* the request's kind, for its statistics (reqstat.h) */
 	pid_t tid;
 	timer_t kick;
 	bool kick_ok;	 /* atomic: the timer exists (slow.c's lock to clear it) */

@@ -13,8 +13,9 @@
  * invalidated once (watch_overflow).
  *
  * The thread also publishes the mount's state file (cache/mstate.h) for
- * `accel stat`: at start, then whenever a counter moved, at most every
- * PUBLISH_MS.
+ * `accel stat`: at start, then every MSTATE_PUBLISH_MS when a counter (the
+ * watcher's, the requests' of reqstat.c, the pool's this daemon moved)
+ * changed.
  */
 #include <errno.h>
 #include <poll.h>
@@ -24,9 +25,8 @@
 #include <unistd.h>
 
 #include "mstate.h"
+#include "reqstat.h"
 #include "watch_i.h"
-
-#define PUBLISH_MS 200 /* counters reach accel stat within this */
 
 /* Set before the thread starts; only watch_failed() changes it later: atomic. */
 static enum watch_mode mode = WATCH_OFF;
@@ -184,21 +184,34 @@ static void short_timeouts(void)
 	__atomic_store(&accelfs.opts.attr_timeout, &short_attr, __ATOMIC_RELAXED);
 }
 
-/* The mount's state file: mode and counters (cache/mstate.h). */
+/* A sum that moves whenever a counter of @m does (they only grow). */
+static uint64_t digest(const struct mstate *m)
+{
+	uint64_t d = m->watch_events + m->watch_invalidations + m->watch_overflows + m->read_bytes +
+		     m->write_bytes;
+
+	for (unsigned int i = 0; i < m->nreq; i++)
+		d += m->req[i].count + m->req[i].errors;
+	for (int c = 0; c < POOL_C_POOL_MAX; c++)
+		d += m->c[c];
+	return d;
+}
+
+/* The mount's state file: mode and counters (cache/mstate.h), when they moved or @force. */
 static void publish(struct mstate *m, bool force)
 {
-	uint64_t ev = __atomic_load_n(&watch_counters.events, __ATOMIC_RELAXED);
-	uint64_t inv = __atomic_load_n(&watch_counters.invalidations, __ATOMIC_RELAXED);
-	uint64_t ov = __atomic_load_n(&watch_counters.overflows, __ATOMIC_RELAXED);
-	uint64_t un = __atomic_load_n(&watch_counters.unwatched, __ATOMIC_RELAXED);
+	uint64_t before = digest(m), unwatched = m->watch_unwatched;
+	struct pool *pool = cache_io_pool();
 
-	if (!force && ev == m->watch_events && inv == m->watch_invalidations &&
-	    ov == m->watch_overflows && un == m->watch_unwatched)
+	m->watch_events = __atomic_load_n(&watch_counters.events, __ATOMIC_RELAXED);
+	m->watch_invalidations = __atomic_load_n(&watch_counters.invalidations, __ATOMIC_RELAXED);
+	m->watch_overflows = __atomic_load_n(&watch_counters.overflows, __ATOMIC_RELAXED);
+	m->watch_unwatched = __atomic_load_n(&watch_counters.unwatched, __ATOMIC_RELAXED);
+	reqstat_fill(m);
+	if (pool)
+		pool_stats_own(pool, m->c);
+	if (!force && digest(m) == before && m->watch_unwatched == unwatched)
 		return;
-	m->watch_events = ev;
-	m->watch_invalidations = inv;
-	m->watch_overflows = ov;
-	m->watch_unwatched = un;
 	snprintf(m->watch, sizeof(m->watch), "%s", watch_mode_name());
 	mstate_write(m);
 }
@@ -213,6 +226,8 @@ static void mstate_init(struct mstate *m)
 		 accelfs.shared_why);
 	snprintf(m->locks, sizeof(m->locks), "%s",
 		 accelfs.opts.locks == LOCKS_FORWARD ? "forward" : "local");
+	if (cache_io_pool())
+		snprintf(m->pool, sizeof(m->pool), "%s", cache_io_pool_name());
 }
 
 /* The watcher failed while running: off from now on, and nothing cached trusted. */
@@ -227,9 +242,10 @@ static void watch_failed(int err)
 
 static void *watch_main(void *arg)
 {
-	static struct mstate m; /* one thread; 8 KiB of paths */
+	static struct mstate m; /* one thread; 8 KiB of paths and the request kinds */
 	struct pollfd p[2] = { { .fd = watch_fd, .events = POLLIN },
 			       { .fd = stop_fd, .events = POLLIN } };
+	const uint64_t tick = MSTATE_PUBLISH_MS * 1000000ULL;
 	pid_t self = getpid();
 	int ret;
 	uint64_t last;
@@ -241,10 +257,8 @@ static void *watch_main(void *arg)
 	last = now_ns();
 	for (;;) {
 		uint64_t since = now_ns() - last;
-		/* off: nothing moves the counters, sleep until stopped */
-		int wait = mode == WATCH_OFF		      ? -1
-			   : since >= PUBLISH_MS * 1000000ULL ? 0
-							      : PUBLISH_MS - (int)(since / 1000000);
+		int wait = since >= tick ? 0 : MSTATE_PUBLISH_MS - (int)(since / 1000000);
+		bool failed = false;
 
 		p[0].fd = mode == WATCH_OFF ? -1 : watch_fd;
 		ret = poll(p, 2, wait);
@@ -254,13 +268,16 @@ static void *watch_main(void *arg)
 			break;
 		if (p[0].revents &&
 		    (ret = mode == WATCH_INOTIFY ? watch_ino_read(watch_fd)
-						 : watch_fan_read(watch_fd, self)) < 0)
+						 : watch_fan_read(watch_fd, self)) < 0) {
 			watch_failed(ret);
+			failed = true;
+		}
 		/* A burst of events wakes the thread at each one: the state
-		 * file (a create and a rename) at most every PUBLISH_MS. A
-		 * watcher that failed sleeps from now on: it says so at once. */
-		if (mode == WATCH_OFF || now_ns() - last >= PUBLISH_MS * 1000000ULL) {
-			publish(&m, mode == WATCH_OFF);
+		 * file (a create and a rename) at most every tick, with what
+		 * the requests moved meanwhile. A watcher that failed says so
+		 * at once. */
+		if (failed || now_ns() - last >= tick) {
+			publish(&m, failed);
 			last = now_ns();
 		}
 	}

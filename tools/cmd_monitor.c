@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_monitor.c - `accel monitor [--file PATH] [--pool NAME] [--interval S]`:
- * the live cache statistics of one file (or of the whole pool) as OpenVMS
- * MONITOR RMS/ITEM=CAC shows them, above a list of the hottest files.
+ * cmd_monitor.c - `accel monitor [--file PATH | --mount MNT] [--pool NAME]
+ * [--interval S]`: the live cache statistics of one file (or of the whole
+ * pool) as OpenVMS MONITOR RMS/ITEM=CAC shows them, above a list of the
+ * hottest files; or, as MONITOR's per-node views, one mount's daemon: its
+ * requests by kind (the state files of cache/mstate.h, read each sample).
  *
  * Every interval it takes a read-only snapshot of the pool (no lock, so the
  * daemons never wait for it), feeds the shown target's counters to monstat
@@ -19,8 +21,10 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "monmount.h"
 #include "monscreen.h"
 #include "monstat.h"
+#include "mountstat.h"
 #include "poolsnap.h"
 #include "util.h"
 
@@ -51,23 +55,30 @@ struct monitor {
 	double interval, next;
 	bool paused, help, picking, quit;
 	size_t pick_sel;
+	const char *mount_arg; /* --mount MNT */
+	struct mon_mounts mm;  /* the mount view */
 };
 
 static void help(void)
 {
-	printf("Usage: accel monitor [--file PATH] [--pool NAME] [--interval S]\n\n"
+	printf("Usage: accel monitor [--file PATH | --mount MNT] [--pool NAME] [--interval S]\n\n"
 	       "Live cache statistics, as OpenVMS MONITOR RMS/ITEM=CAC shows them: hit\n"
 	       "percentages and attempt and buffer I/O rates (CUR, AVE, MIN, MAX) of one\n"
 	       "file or of the whole pool, above the hot files sorted by I/O rate with\n"
 	       "their hit percentages, read share, quota and global buffering candidates\n"
-	       "(G: >= 75 %% of their I/O reads).\n\n"
+	       "(G: >= 75 %% of their I/O reads). The mount view shows one daemon: its\n"
+	       "request rate, totals, errors and pool hits, and its requests by kind\n"
+	       "with their rates and latency percentiles.\n\n"
 	       "  --file PATH     start on PATH (inside an accelfs mount: its backing file)\n"
 	       "  --pool NAME     the pool, \"name\" or \"/name\" (default: the pool of the\n"
 	       "                  mount --file is in; else the one this user's daemons use,\n"
 	       "                  %s for root, %s-UID else)\n"
+	       "  --mount MNT     start on the mount view of the daemon serving MNT (and\n"
+	       "                  its pool, unless --pool names another)\n"
 	       "  --interval S    seconds between samples (default 3, 0.1 to 3600)\n"
 	       "  -h, --help\n\n"
-	       "Keys: q quit, f choose the file, s sort key, p pause, + and - interval,\n"
+	       "Keys: q quit, f choose the file (or the pool), m choose a mount, s sort\n"
+	       "key, p pause, + and - interval,\n"
 	       "h or ? help. Needs a terminal; for scripts use 'accel stat --json'.\n"
 	       "Exit status: 0 quit, 1 pool or file unavailable, 2 usage error or no\n"
 	       "terminal, 128+N stopped by signal N.\n",
@@ -87,11 +98,16 @@ static int parse(int argc, char **argv, struct monitor *m)
 		{ .name = "file", .string = &m->file_label },
 		{ .name = "pool", .string = &m->name },
 		{ .name = "interval", .take = take_interval, .to = &m->interval },
+		{ .name = "mount", .string = &m->mount_arg },
 		{ NULL },
 	};
 	int ret = cli_parse(&cli, opts, argc, argv);
 
 	m->want_file = m->file_label != NULL;
+	if (ret == CLI_GO_ON && m->mount_arg && m->file_label) {
+		util_err("monitor", NULL, "--mount and --file are two views: choose one");
+		return EXIT_USAGE;
+	}
 	return ret;
 }
 
@@ -202,6 +218,7 @@ static int sample(struct monitor *m)
 	ret = poolsnap_take(m->pool, &m->snap);
 	if (ret)
 		return ret;
+	monmount_sample(&m->mm);
 	c = target_counters(m);
 	if (c)
 		monstat_feed(&m->ms, m->snap.t, c);
@@ -247,6 +264,7 @@ static void draw(const struct monitor *m)
 		.pick_sel = m->pick_sel,
 	};
 
+	monmount_view(&m->mm, &v);
 	if (m->want_file)
 		v.file = poolsnap_find(&m->snap, m->dev, m->ino);
 	monscreen_draw(&v);
@@ -267,38 +285,73 @@ static void step_interval(struct monitor *m, int dir)
 	m->next = m->snap.t + m->interval;
 }
 
-/* A key while the picker is open. */
-static void pick_key(struct monitor *m, int ch)
+/* Move the selection @sel of a list of @n lines by key @ch; true if it was such a key. */
+static bool nav_key(size_t *sel, size_t n, int ch)
 {
-	size_t n = m->snap.nfiles + 1, page = (size_t)monscreen_pick_page();
+	size_t page = (size_t)monscreen_pick_page(), last = n ? n - 1 : 0;
 
 	if (ch == KEY_UP || ch == 'k')
-		m->pick_sel = m->pick_sel ? m->pick_sel - 1 : 0;
+		*sel = *sel ? *sel - 1 : 0;
 	else if (ch == KEY_DOWN || ch == 'j')
-		m->pick_sel = m->pick_sel + 1 < n ? m->pick_sel + 1 : n - 1;
+		*sel = *sel + 1 < n ? *sel + 1 : last;
 	else if (ch == KEY_PPAGE)
-		m->pick_sel = m->pick_sel > page ? m->pick_sel - page : 0;
+		*sel = *sel > page ? *sel - page : 0;
 	else if (ch == KEY_NPAGE)
-		m->pick_sel = m->pick_sel + page < n ? m->pick_sel + page : n - 1;
+		*sel = *sel + page < n ? *sel + page : last;
 	else if (ch == KEY_HOME || ch == 'g')
-		m->pick_sel = 0;
+		*sel = 0;
 	else if (ch == KEY_END || ch == 'G')
-		m->pick_sel = n - 1;
-	else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
+		*sel = last;
+	else
+		return false;
+	return true;
+}
+
+static bool enter_key(int ch)
+{
+	return ch == '\n' || ch == '\r' || ch == KEY_ENTER;
+}
+
+/* A key while the file picker is open. */
+static void pick_key(struct monitor *m, int ch)
+{
+	if (nav_key(&m->pick_sel, m->snap.nfiles + 1, ch))
+		return;
+	if (enter_key(ch)) {
+		m->mm.want = false;
 		choose(m, m->pick_sel ? m->pick[m->pick_sel - 1] : NULL);
-	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER || ch == 27 || ch == 'q' || ch == 'f')
+	}
+	if (enter_key(ch) || ch == 27 || ch == 'q' || ch == 'f')
 		m->picking = false;
+}
+
+/* A key while the mount picker is open. */
+static void mount_pick_key(struct monitor *m, int ch)
+{
+	struct mon_mounts *mm = &m->mm;
+
+	if (nav_key(&mm->sel, mm->n, ch))
+		return;
+	if (enter_key(ch) && mm->sel < mm->n)
+		monmount_choose(mm, &mm->now[mm->sel]);
+	if (enter_key(ch) || ch == 27 || ch == 'q' || ch == 'm')
+		mm->picking = false;
 }
 
 static void key(struct monitor *m, int ch)
 {
 	if (m->picking) {
 		pick_key(m, ch);
+	} else if (m->mm.picking) {
+		mount_pick_key(m, ch);
 	} else if (ch == 'q' || ch == 'Q') {
 		m->quit = true;
 	} else if (ch == 'f') {
 		m->picking = true;
 		m->pick_sel = 0;
+	} else if (ch == 'm') {
+		m->mm.picking = true;
+		m->mm.sel = 0;
 	} else if (ch == 's') {
 		m->sort = (m->sort + 1) % SORT_MAX;
 		qsort_r(m->hot, m->nhot, sizeof(*m->hot), compare_hot, &m->sort);
@@ -384,6 +437,7 @@ static void monitor_free(struct monitor *m)
 	poolsnap_free(&m->prev);
 	free(m->hot);
 	free(m->pick);
+	monmount_free(&m->mm);
 	pool_close(m->pool);
 }
 
@@ -405,6 +459,24 @@ static int monitor_screen(struct monitor *m)
 	return cmd_signal_exit();
 }
 
+/*
+ * --mount MNT: start on its daemon's view, with the pool it uses (unless
+ * --pool names another). CLI_GO_ON, or the exit status after one line.
+ */
+static int start_mount(struct monitor *m)
+{
+	static struct mstate s; /* one, read once */
+
+	if (!m->mount_arg)
+		return CLI_GO_ON;
+	if (mountstat_find("monitor", m->mount_arg, &s))
+		return EXIT_FAIL;
+	monmount_choose(&m->mm, &s);
+	if (!m->name && s.pool[0])
+		m->name = s.pool;
+	return CLI_GO_ON;
+}
+
 int cmd_monitor(int argc, char **argv)
 {
 	struct monitor m = { .interval = 3 };
@@ -418,6 +490,9 @@ int cmd_monitor(int argc, char **argv)
 			 "not a terminal; use 'accel stat' (or 'accel stat --json') instead");
 		return EXIT_USAGE;
 	}
+	ret = start_mount(&m);
+	if (ret >= 0)
+		return ret;
 	ret = poolsnap_target(m.name, m.file_label, name, &m.dev, &m.ino, msg, sizeof(msg));
 	if (ret) {
 		util_err("monitor", NULL, "%s", msg);

@@ -2,7 +2,8 @@
 /*
  * cmd_stat.c - `accel stat [--json | --prometheus [--textfile DIR [--interval
  * S]]] [--file PATH] [--pool NAME]`: one-shot counters of a global buffer
- * pool and of the files it caches, for people (aligned tables) and for
+ * pool, of the files it caches and of the mounts (mountstat.c); with
+ * --mount MNT, of that one mount alone, for people (aligned tables) and for
  * scripts and monitoring systems (--json, schema "accelfs-stat/1",
  * documented field by field in docs/monitoring.md; --prometheus, the text
  * exposition format of prom.c, on stdout or into node_exporter's textfile
@@ -25,6 +26,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "monstat.h"
+#include "mountstat.h"
 #include "mstate.h"
 #include "outfile.h"
 #include "poolsnap.h"
@@ -38,6 +40,7 @@ struct stat_opts {
 	bool json, prometheus;
 	const char *file;
 	const char *pool;
+	const char *mount;    /* MNT: that mount alone */
 	const char *textfile; /* DIR */
 	double interval;      /* 0: write once */
 	uint64_t dev, ino;    /* of --file */
@@ -86,16 +89,21 @@ static const struct {
 static void help(void)
 {
 	printf("Usage: accel stat [--json | --prometheus] [--file PATH] [--pool NAME]\n"
+	       "       accel stat [--json | --prometheus] --mount MNT\n"
 	       "       accel stat --prometheus --textfile DIR [--interval S] [--pool NAME]\n\n"
 	       "Print the counters of an accelfs global buffer pool once: its geometry,\n"
 	       "cache attempts and hits (local and global), backend and buffer I/O,\n"
 	       "evictions, invalidations, recoveries, active streams, resident buffers;\n"
 	       "then the same per file, with each file's read share and whether it is a\n"
-	       "global buffering candidate (>= 75 %% of its I/O are reads).\n\n"
+	       "global buffering candidate (>= 75 %% of its I/O are reads); then each\n"
+	       "mount's daemon on one line: its requests, errors, hit %% and bytes.\n\n"
 	       "  --file PATH   only the file PATH (inside an accelfs mount: its backing file)\n"
 	       "  --pool NAME   the pool, \"name\" or \"/name\" (default: the pool of the mount\n"
 	       "                --file is in; else the one this user's daemons use, %s\n"
 	       "                for root, %s-UID for others)\n"
+	       "  --mount MNT   only the mount at MNT, in detail: requests by kind (count,\n"
+	       "                errors, latency percentiles), bytes, the pool hits and\n"
+	       "                misses and the write-back its daemon caused\n"
 	       "  --json        one JSON object, schema \"accelfs-stat/1\" (docs/monitoring.md)\n"
 	       "  --prometheus  the Prometheus text exposition format: pool, file and mount\n"
 	       "                metrics (accelfs_*), with HELP and TYPE lines\n"
@@ -105,7 +113,7 @@ static void help(void)
 	       "                SIGTERM or SIGINT, which end it with status 0\n"
 	       "  -h, --help\n\n"
 	       "Reads the pool without locking; never slows the daemons.\n"
-	       "Exit status: 0 printed, 1 pool or file unavailable, 2 usage error.\n",
+	       "Exit status: 0 printed, 1 pool, file or mount unavailable, 2 usage error.\n",
 	       POOL_DEFAULT_NAME, POOL_DEFAULT_NAME);
 }
 
@@ -191,43 +199,21 @@ static bool wanted(const struct stat_opts *o, const struct pool_stats_file *f)
 	return !o->file || (f->dev == o->dev && f->ino == o->ino);
 }
 
-/* One mount's watcher (cache/mstate.h), for --json's "mounts" array. */
+/* One mount (cache/mstate.h), for --json's "mounts" array. */
 static int json_mount(const struct mstate *m, void *arg)
 {
 	bool *first = arg;
 
-	printf("%s\n    {\"pid\": %u, \"mountpoint\": ", *first ? "" : ",", m->pid);
-	util_json_string(m->mountpoint);
-	printf(", \"source\": ");
-	util_json_string(m->source);
-	printf(", \"watch\": ");
-	util_json_string(m->watch);
-	printf(", \"watch_events\": %llu, \"watch_invalidations\": %llu, "
-	       "\"watch_overflows\": %llu, \"watch_unwatched\": %llu, \"shared\": ",
-	       ull(m->watch_events), ull(m->watch_invalidations), ull(m->watch_overflows),
-	       ull(m->watch_unwatched));
-	util_json_string(m->shared);
-	printf(", \"locks\": ");
-	util_json_string(m->locks);
-	printf("}");
+	printf("%s\n    ", *first ? "" : ",");
+	mountstat_json(m);
 	*first = false;
 	return 0;
 }
 
-static const char *printable(const char *s, char *buf, size_t len);
-
 static int text_mount(const struct mstate *m, void *arg)
 {
-	char mnt[256];
-
 	(void)arg;
-	printf("  %7u %-8s %12llu %14llu %9llu  %s\n", m->pid, m->watch, ull(m->watch_events),
-	       ull(m->watch_invalidations), ull(m->watch_overflows),
-	       printable(m->mountpoint, mnt, sizeof(mnt)));
-	/* the mode a mount runs in, and why (docs/shared.md) */
-	if (m->shared[0])
-		printf("  %7s shared mode %s; locks %s\n", "",
-		       printable(m->shared, mnt, sizeof(mnt)), m->locks[0] ? m->locks : "-");
+	mountstat_row(m);
 	return 0;
 }
 
@@ -313,17 +299,6 @@ static void text_pool_counters(const uint64_t *c)
 	       ull(c[POOL_C_PT_FALLBACKS]));
 }
 
-/* @s with control characters shown as '?', so a file name cannot drive the terminal. */
-static const char *printable(const char *s, char *buf, size_t len)
-{
-	size_t i;
-
-	for (i = 0; s[i] && i + 1 < len; i++)
-		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	buf[i] = '\0';
-	return buf;
-}
-
 /* The row functions print their table's header when @f is NULL. */
 static void text_file_ident(const struct pool_stats_file *f)
 {
@@ -348,7 +323,7 @@ static void text_file_ident(const struct pool_stats_file *f)
 	else
 		snprintf(share, sizeof(share), "%.1f", rs);
 	printf("  %5u %-18s %5u %6s %7u %6s %1s %s\n", f->slot, devino, f->opens, quota,
-	       f->resident, share, flags, printable(f->path, path, sizeof(path)));
+	       f->resident, share, flags, mountstat_printable(f->path, path, sizeof(path)));
 }
 
 static void text_file_cache(const struct pool_stats_file *f)
@@ -403,9 +378,8 @@ static void print_text(const struct poolsnap *s, const struct stat_opts *o, cons
 
 	text_pool_head(s, name);
 	text_pool_counters(s->st.c);
-	printf("\nMounts (watchers of every accelfs daemon visible to you)\n");
-	printf("  %7s %-8s %12s %14s %9s  %s\n", "PID", "WATCH", "EVENTS", "INVALIDATIONS",
-	       "OVERFLOWS", "MOUNTPOINT");
+	printf("\nMounts (every accelfs daemon visible to you; one in detail: --mount MNT)\n");
+	mountstat_row(NULL);
 	mstate_foreach((unsigned int)geteuid(), text_mount, NULL);
 	for (size_t i = 0; i < s->nfiles; i++)
 		n += wanted(o, &s->files[i]);
@@ -434,6 +408,7 @@ static int parse(int argc, char **argv, struct stat_opts *o)
 		{ .name = "interval", .take = take_interval, .to = &o->interval },
 		{ .name = "file", .string = &o->file },
 		{ .name = "pool", .string = &o->pool },
+		{ .name = "mount", .string = &o->mount },
 		{ NULL },
 	};
 	const char *bad = NULL;
@@ -447,6 +422,8 @@ static int parse(int argc, char **argv, struct stat_opts *o)
 		bad = "--textfile writes the Prometheus format: add --prometheus";
 	else if (o->interval > 0 && !o->textfile)
 		bad = "--interval goes with --textfile DIR";
+	else if (o->mount && (o->file || o->pool || o->textfile))
+		bad = "--mount shows one mount alone: not with --file, --pool or --textfile";
 	if (bad) {
 		util_err("stat", NULL, "%s (see 'accel stat --help')", bad);
 		return EXIT_USAGE;
@@ -601,6 +578,46 @@ static int prom_stdout(const struct stat_opts *o, const char *name)
 	return fflush(stdout) ? EXIT_FAIL : 0;
 }
 
+/* Mount @m in the format asked; 0 or -errno (said). */
+static int mount_print(const struct stat_opts *o, const struct mstate *m)
+{
+	int ret;
+
+	if (o->prometheus) {
+		ret = prom_write_mounts(stdout, m, 1);
+		if (ret)
+			util_err("stat", NULL, "cannot write the metrics: %s", strerror(-ret));
+		return ret;
+	}
+	if (o->json) {
+		printf("{\n  \"schema\": \"accelfs-stat/1\",\n  \"mounts\": [\n    ");
+		mountstat_json(m);
+		printf("\n  ]\n}\n");
+	} else {
+		mountstat_text(m);
+	}
+	return 0;
+}
+
+/* --mount MNT: that mount's daemon alone; the exit status. */
+static int mount_report(const struct stat_opts *o)
+{
+	struct mstate *m = malloc(sizeof(*m)); /* 24 KiB: paths and request kinds */
+	int ret;
+
+	if (!m) {
+		util_err("stat", NULL, "%s", strerror(ENOMEM));
+		return EXIT_FAIL;
+	}
+	ret = mountstat_find("stat", o->mount, m);
+	if (!ret)
+		ret = mount_print(o, m);
+	free(m);
+	if (ret)
+		return EXIT_FAIL;
+	return fflush(stdout) ? EXIT_FAIL : 0;
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_opts o = { 0 };
@@ -610,6 +627,8 @@ int cmd_stat(int argc, char **argv)
 
 	if (ret >= 0)
 		return ret;
+	if (o.mount)
+		return mount_report(&o);
 	ret = poolsnap_target(o.pool, o.file, name, &o.dev, &o.ino, msg, sizeof(msg));
 	if (ret) {
 		util_err("stat", NULL, "%s", msg);

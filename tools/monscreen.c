@@ -16,6 +16,8 @@
 #include <time.h>
 
 #include "monscreen.h"
+#include "mountstat.h"
+#include "util.h"
 
 #define ROW_Y 3	 /* first MONITOR row */
 #define HOT_Y 14 /* hot files title */
@@ -31,7 +33,7 @@ static const char *fit(const char *s, int width, char *buf, size_t len)
 	return buf;
 }
 
-static void draw_title(const struct mon_view *v)
+static void draw_title(const struct mon_view *v, const char *what)
 {
 	char when[32], line[160];
 	time_t t = (time_t)(v->snap->realtime_ns / 1000000000LL);
@@ -39,7 +41,7 @@ static void draw_title(const struct mon_view *v)
 	int n;
 
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
-	n = snprintf(line, sizeof(line), "accelfs CACHE STATISTICS   on node %s   %s", v->host,
+	n = snprintf(line, sizeof(line), "accelfs %s STATISTICS   on node %s   %s", what, v->host,
 		     when);
 	attron(A_BOLD);
 	mvaddstr(0, n < COLS ? (COLS - n) / 2 : 0, line);
@@ -194,12 +196,12 @@ static void draw_keys(const struct mon_view *v)
 		     "q quit  f pick file  s sort: IO/s IOs GHIT%% READ%% path  p pause  +/- "
 		     "interval");
 	else
-		putf(LINES - 1, 0, "q quit  f file  s sort  p pause  +/- interval  h help   [%s]",
+		putf(LINES - 1, 0, "q quit  f file  m mount  s sort  p pause  +/-  h help   [%s]",
 		     state);
 	attroff(A_REVERSE);
 	if (v->help)
-		putf(LINES - 2, 0, "[%s]  pool %s, %llu files  (h, ? hide this)", state, v->pool,
-		     ull(v->snap->nfiles));
+		putf(LINES - 2, 0, "m pick mount  [%s]  pool %s, %llu files  (h, ? hide this)",
+		     state, v->pool, ull(v->snap->nfiles));
 }
 
 int monscreen_pick_page(void)
@@ -235,6 +237,104 @@ static void draw_picker(const struct mon_view *v)
 	}
 }
 
+/* One line a mount: the picker's, and the header (@m NULL). */
+static void mount_line(int y, const struct mstate *m)
+{
+	char raw[512], path[512], hit[16];
+	uint64_t n, err;
+	int w = COLS - 40 > 8 ? COLS - 40 : 8;
+	double h;
+
+	if (!m) {
+		putf(y, 0, " %-*s %7s %10s %6s %6s", w, "MOUNTPOINT", "PID", "REQUESTS", "ERRORS",
+		     "HIT%");
+		return;
+	}
+	mstate_req_totals(m, &n, &err);
+	h = mountstat_hit_pct(m);
+	if (h < 0)
+		snprintf(hit, sizeof(hit), "-");
+	else
+		snprintf(hit, sizeof(hit), "%.1f", h);
+	mountstat_printable(m->mountpoint, raw, sizeof(raw));
+	putf(y, 0, " %-*s %7u %10llu %6llu %6s", w, fit(raw, w, path, sizeof(path)), m->pid, ull(n),
+	     ull(err), hit);
+}
+
+static void draw_mount_picker(const struct mon_view *v)
+{
+	int page = monscreen_pick_page();
+	size_t first = v->mount_sel / (size_t)page * (size_t)page;
+
+	attron(A_BOLD);
+	putf(0, 0, "Choose a mount (Enter), Esc to go back: %zu accelfs daemon%s", v->nmounts,
+	     v->nmounts == 1 ? "" : "s");
+	attroff(A_BOLD);
+	attron(A_UNDERLINE);
+	mount_line(1, NULL);
+	attroff(A_UNDERLINE);
+	for (size_t i = first; i < v->nmounts && i < first + (size_t)page; i++) {
+		if (i == v->mount_sel)
+			attron(A_REVERSE);
+		mount_line(2 + (int)(i - first), &v->mounts[i]);
+		if (i == v->mount_sel)
+			attroff(A_REVERSE);
+	}
+	if (!v->nmounts)
+		putf(2, 1, "(no accelfs daemon you can see is running)");
+}
+
+/* Requests of kind @r per second over the last interval, from @prev. */
+static double kind_rate(const struct mon_view *v, const struct mstate_req *r)
+{
+	const struct mstate *p = v->mount_prev;
+
+	for (unsigned int i = 0; p && i < p->nreq; i++)
+		if (!strcmp(p->req[i].name, r->name))
+			return monstat_rate(r->count, p->req[i].count, v->mount_dt);
+	return p ? monstat_rate(r->count, 0, v->mount_dt) : 0;
+}
+
+/* The mount view: the daemon, its totals and rates, its requests by kind. */
+static void draw_mount(const struct mon_view *v)
+{
+	const struct mstate *m = v->mount, *p = v->mount_prev;
+	char buf[512], b1[32], b2[32], line[128];
+	uint64_t n, err, pn = 0, perr;
+	int y = 5;
+
+	draw_title(v, "MOUNT");
+	putf(1, 0, "(Mount) %s%s", fit(v->mount_label, COLS - 40, buf, sizeof(buf)),
+	     m ? "" : "  (its daemon is gone)");
+	if (!m)
+		return;
+	putf(1, getcurx(stdscr) + 2, "pid %u  pool %s", m->pid, m->pool[0] ? m->pool : "-");
+	mstate_req_totals(m, &n, &err);
+	if (p)
+		mstate_req_totals(p, &pn, &perr);
+	putf(2, 0, "  Requests %.2f/s  total %llu  errors %llu   read %s/s  written %s/s",
+	     p ? monstat_rate(n, pn, v->mount_dt) : 0, ull(n), ull(err),
+	     util_bytes((uint64_t)(p ? monstat_rate(m->read_bytes, p->read_bytes, v->mount_dt) : 0),
+			b1, sizeof(b1)),
+	     util_bytes(
+		 (uint64_t)(p ? monstat_rate(m->write_bytes, p->write_bytes, v->mount_dt) : 0), b2,
+		 sizeof(b2)));
+	putf(3, 0, "  Pool     local hits %llu  global hits %llu  backend reads %llu  hit %s %%",
+	     ull(m->c[POOL_C_LOCAL_HITS]), ull(m->c[POOL_C_GLOBAL_HITS]),
+	     ull(m->c[POOL_C_BACKEND_READS]),
+	     mountstat_hit_pct(m) < 0 ? "-"
+				      : pct(m->c[POOL_C_LOCAL_HITS] + m->c[POOL_C_GLOBAL_HITS],
+					    monstat_reads(m->c), 2, b1, sizeof(b1)));
+	mountstat_req_line(NULL, line, sizeof(line));
+	attron(A_UNDERLINE);
+	putf(y++, 0, "%9s %s", "REQ/s", line);
+	attroff(A_UNDERLINE);
+	for (unsigned int i = 0; i < m->nreq && y < LINES - (v->help ? 2 : 1); i++, y++) {
+		mountstat_req_line(&m->req[i], line, sizeof(line));
+		putf(y, 0, "%9.2f %s", kind_rate(v, &m->req[i]), line);
+	}
+}
+
 void monscreen_draw(const struct mon_view *v)
 {
 	erase();
@@ -244,8 +344,14 @@ void monscreen_draw(const struct mon_view *v)
 	} else if (v->picking) {
 		draw_picker(v);
 		draw_keys(v);
+	} else if (v->mount_picking) {
+		draw_mount_picker(v);
+		draw_keys(v);
+	} else if (v->want_mount) {
+		draw_mount(v);
+		draw_keys(v);
 	} else {
-		draw_title(v);
+		draw_title(v, "CACHE");
 		draw_target(v);
 		draw_rows(v);
 		draw_totals(v);

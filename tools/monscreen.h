@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "monstat.h"
+#include "mstate.h"
 #include "poolsnap.h"
 
 /* The smallest screen everything fits on. */
@@ -43,6 +44,17 @@ struct mon_view {
 	const struct pool_stats_file *const *pick; /* the picker's files, by path */
 	size_t npick;
 	size_t pick_sel; /* 0: the pool, i: pick[i - 1] */
+	/* The mount view (per daemon, as MONITOR's per-node views): shown when
+	 * want_mount; mount is its latest state (NULL: its daemon is gone),
+	 * mount_prev the one an interval of mount_dt seconds before (or NULL). */
+	bool want_mount;
+	const char *mount_label;
+	const struct mstate *mount, *mount_prev;
+	double mount_dt;
+	bool mount_picking; /* the mount picker replaces the screen */
+	const struct mstate *mounts;
+	size_t nmounts;
+	size_t mount_sel;
 };
 
 /* Draw @v on stdscr and refresh. */

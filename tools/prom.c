@@ -50,12 +50,6 @@ static const char *const counter_help[POOL_C_POOL_MAX] = {
 	[POOL_C_PT_FALLBACKS] = "Opens chosen for passthrough but served by a daemon.",
 };
 
-/* The mounts, collected first: each family goes over all of them. */
-struct mounts {
-	struct mstate *m;
-	size_t n;
-};
-
 static void head(FILE *f, const char *name, const char *type, const char *help)
 {
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -196,40 +190,47 @@ static void file_family(FILE *f, const char *pool, const struct poolsnap *s,
 	}
 }
 
-static int collect_mount(const struct mstate *m, void *arg)
-{
-	struct mounts *ms = arg;
-	struct mstate *n = realloc(ms->m, (ms->n + 1) * sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	ms->m = n;
-	ms->m[ms->n++] = *m;
-	return 0;
-}
-
-static void mount_info(FILE *f, const struct mounts *ms)
+static void mount_info(FILE *f, const struct mstate *ms, size_t n)
 {
 	char pid[16];
 
 	head(f, "accelfs_mount_info", "gauge",
 	     "A running accelfs daemon and its mount (always 1).");
-	for (size_t i = 0; i < ms->n; i++) {
-		const struct mstate *m = &ms->m[i];
-		const char *lab[] = { "pid",	pid,	   "mountpoint", m->mountpoint,
-				      "source", m->source, "watch",	 m->watch,
-				      "locks",	m->locks,  NULL };
+	for (size_t i = 0; i < n; i++) {
+		const struct mstate *m = &ms[i];
+		const char *lab[] = { "pid",	 pid,	  "mountpoint", m->mountpoint, "source",
+				      m->source, "watch", m->watch,	"locks",       m->locks,
+				      "pool",	 m->pool, NULL };
 
 		sprintf(pid, "%u", m->pid);
 		sample(f, "accelfs_mount_info", lab, 1);
 	}
 }
 
-static void mount_family(FILE *f, const struct mounts *ms, int k)
+/* The labels every mount metric has, for @m (@pid spelt there); @lab ends after them. */
+static void mount_labels(const struct mstate *m, const char **lab, char *pid)
+{
+	sprintf(pid, "%u", m->pid);
+	lab[0] = "pid", lab[1] = pid, lab[2] = "mountpoint", lab[3] = m->mountpoint;
+	lab[4] = NULL;
+}
+
+enum mount_value { MV_EVENTS, MV_INVAL, MV_OVERFLOWS, MV_UNWATCHED, MV_RBYTES, MV_WBYTES, MV_N };
+
+static uint64_t mount_value(const struct mstate *m, int k)
+{
+	const uint64_t v[MV_N] = { m->watch_events,    m->watch_invalidations, m->watch_overflows,
+				   m->watch_unwatched, m->read_bytes,	       m->write_bytes };
+
+	return v[k];
+}
+
+/* One family over the mounts; @k < MV_N a value above, else pool counter k - MV_N. */
+static void mount_family(FILE *f, const struct mstate *ms, size_t n, int k)
 {
 	static const struct {
 		const char *name, *type, *help;
-	} fam[] = {
+	} fam[MV_N] = {
 		{ "accelfs_mount_watch_events_total", "counter",
 		  "Changes made behind the mount that concerned it." },
 		{ "accelfs_mount_watch_invalidations_total", "counter",
@@ -238,36 +239,106 @@ static void mount_family(FILE *f, const struct mounts *ms, int k)
 		  "Watcher event queue overflows (everything cached was invalidated)." },
 		{ "accelfs_mount_watch_unwatched_directories", "gauge",
 		  "inotify: directories held by the kernel that could not be watched." },
+		{ "accelfs_mount_read_bytes_total", "counter",
+		  "Bytes the daemon's READ replies carried." },
+		{ "accelfs_mount_written_bytes_total", "counter",
+		  "Bytes the daemon's WRITE replies acknowledged." },
 	};
-	char pid[16];
+	const char *lab[2 * MAX_LABELS + 1];
+	char name[96], help[160], pid[16];
 
-	head(f, fam[k].name, fam[k].type, fam[k].help);
-	for (size_t i = 0; i < ms->n; i++) {
-		const struct mstate *m = &ms->m[i];
-		const char *lab[] = { "pid", pid, "mountpoint", m->mountpoint, NULL };
-		const uint64_t v[] = { m->watch_events, m->watch_invalidations, m->watch_overflows,
-				       m->watch_unwatched };
-
-		sprintf(pid, "%u", m->pid);
-		sample(f, fam[k].name, lab, v[k]);
+	if (k < MV_N) {
+		head(f, fam[k].name, fam[k].type, fam[k].help);
+		snprintf(name, sizeof(name), "%s", fam[k].name);
+	} else {
+		snprintf(name, sizeof(name), "accelfs_mount_pool_%s_total",
+			 pool_stats_counter_name((enum pool_counter)(k - MV_N)));
+		snprintf(help, sizeof(help), "%s Caused by this mount's daemon.",
+			 counter_help[k - MV_N]);
+		head(f, name, "counter", help);
+	}
+	for (size_t i = 0; i < n; i++) {
+		mount_labels(&ms[i], lab, pid);
+		sample(f, name, lab, k < MV_N ? mount_value(&ms[i], k) : ms[i].c[k - MV_N]);
 	}
 }
 
-static void mounts_write(FILE *f)
+/* The request families: by kind, their errors, and the time histogram (seconds). */
+static void mount_requests(FILE *f, const struct mstate *ms, size_t n, int k)
 {
-	struct mounts ms = { NULL, 0 };
+	static const char *const fam[2][2] = {
+		{ "accelfs_mount_requests_total", "Requests the daemon served, by kind." },
+		{ "accelfs_mount_request_errors_total",
+		  "Requests answered with an error, by kind." },
+	};
+	const char *lab[2 * MAX_LABELS + 1];
+	char pid[16];
 
-	mstate_foreach((unsigned int)geteuid(), collect_mount, &ms);
-	mount_info(f, &ms);
-	for (int k = 0; k < 4; k++)
-		mount_family(f, &ms, k);
-	free(ms.m);
+	head(f, fam[k][0], "counter", fam[k][1]);
+	for (size_t i = 0; i < n; i++) {
+		mount_labels(&ms[i], lab, pid);
+		lab[4] = "op", lab[6] = NULL;
+		for (unsigned int r = 0; r < ms[i].nreq; r++) {
+			lab[5] = ms[i].req[r].name;
+			sample(f, fam[k][0], lab, k ? ms[i].req[r].errors : ms[i].req[r].count);
+		}
+	}
+}
+
+/* One kind's histogram: cumulative buckets up to +Inf, its sum and count. */
+static void request_histogram(FILE *f, const char **lab, const struct mstate_req *r)
+{
+	uint64_t cum = 0;
+	char le[32];
+
+	lab[4] = "op", lab[5] = r->name, lab[6] = "le", lab[7] = le, lab[8] = NULL;
+	for (unsigned int b = 0; b < MSTATE_HIST; b++) {
+		cum += r->hist[b];
+		if (mstate_hist_le_us(b))
+			snprintf(le, sizeof(le), "%g", (double)mstate_hist_le_us(b) / 1e6);
+		else
+			snprintf(le, sizeof(le), "+Inf");
+		series(f, "accelfs_mount_request_duration_seconds_bucket", lab);
+		fprintf(f, "%llu\n", (unsigned long long)cum);
+	}
+	lab[6] = NULL;
+	series(f, "accelfs_mount_request_duration_seconds_sum", lab);
+	fprintf(f, "%.6f\n", (double)r->time_us / 1e6);
+	sample(f, "accelfs_mount_request_duration_seconds_count", lab, cum);
+}
+
+static void mount_durations(FILE *f, const struct mstate *ms, size_t n)
+{
+	const char *lab[2 * MAX_LABELS + 1];
+	char pid[16];
+
+	head(f, "accelfs_mount_request_duration_seconds", "histogram",
+	     "Time requests spent in the daemon's handler, by kind.");
+	for (size_t i = 0; i < n; i++) {
+		mount_labels(&ms[i], lab, pid);
+		for (unsigned int r = 0; r < ms[i].nreq; r++)
+			request_histogram(f, lab, &ms[i].req[r]);
+	}
+}
+
+int prom_write_mounts(FILE *f, const struct mstate *ms, size_t n)
+{
+	mount_info(f, ms, n);
+	for (int k = 0; k < MV_N + POOL_C_POOL_MAX; k++)
+		mount_family(f, ms, n, k);
+	mount_requests(f, ms, n, 0);
+	mount_requests(f, ms, n, 1);
+	mount_durations(f, ms, n);
+	return fflush(f) || ferror(f) ? -EIO : 0;
 }
 
 int prom_write(FILE *f, const char *name, const struct poolsnap *s,
 	       const struct pool_stats_file *only)
 {
 	const char *lab[] = { "pool", name, NULL };
+	struct mstate *ms;
+	size_t n;
+	int ret;
 
 	head(f, "accelfs_pool_up", "gauge", "1 if the pool could be read, else 0.");
 	sample(f, "accelfs_pool_up", lab, s != NULL);
@@ -277,6 +348,9 @@ int prom_write(FILE *f, const char *name, const struct poolsnap *s,
 		for (int k = 0; k < FV_N + POOL_C_FILE_MAX; k++)
 			file_family(f, name, s, only, k);
 	}
-	mounts_write(f);
-	return fflush(f) || ferror(f) ? -EIO : 0;
+	if (mstate_list((unsigned int)geteuid(), &ms, &n))
+		return -ENOMEM;
+	ret = prom_write_mounts(f, ms, n);
+	free(ms);
+	return ret;
 }

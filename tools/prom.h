@@ -17,6 +17,7 @@
 
 #include <stdio.h>
 
+#include "mstate.h"
 #include "poolsnap.h"
 
 /*
@@ -27,5 +28,15 @@
  */
 int prom_write(FILE *f, const char *name, const struct poolsnap *s,
 	       const struct pool_stats_file *only);
+
+/*
+ * prom_write_mounts - the mount families alone, for the @n daemons @ms:
+ * accelfs_mount_info, the watcher's counters, the bytes read and written,
+ * accelfs_mount_pool_COUNTER_total (what the daemon added to each pool
+ * counter), accelfs_mount_requests_total and ..._request_errors_total by
+ * op, and the histogram accelfs_mount_request_duration_seconds by op.
+ * Returns 0 or -EIO.
+ */
+int prom_write_mounts(FILE *f, const struct mstate *ms, size_t n);
 
 #endif

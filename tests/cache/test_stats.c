@@ -6,7 +6,7 @@
  * (I6), and carries the granted quota (reserve) with the rest. The tools
  * once read slots themselves with a weaker seqlock (the "before" idgen taken
  * from inside the copy), which could pair one file's identity with another's
- * granted quota.
+ * granted quota. Each process also knows its own share of the counters.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -124,6 +124,59 @@ static void test_snapshot_reserve(void)
 	pool_close(pool);
 }
 
+struct adder {
+	struct pool_file *pf;
+	unsigned int n;
+};
+
+static void *adder_main(void *arg)
+{
+	struct adder *a = arg;
+
+	for (unsigned int i = 0; i < a->n; i++) {
+		pool_stats_count(a->pf, i, POOL_C_LOCAL_HITS, 1);
+		pool_stats_count(a->pf, i, POOL_C_BACKEND_READ_BYTES, BS);
+	}
+	return NULL;
+}
+
+/*
+ * What a process adds through its handle is its own (pool_stats_own, the
+ * per-mount share `accel stat --mount` shows): the sum of every thread's
+ * adds, while a second attach of the same pool that added nothing owns 0
+ * of the pool's counters.
+ */
+static void test_own(void)
+{
+	const char *name = ct_name("own");
+	struct pool *pool = ct_open(name, BS, 32), *other = ct_open(name, BS, 32);
+	struct pool_file_id id = ct_id(9, BS);
+	struct adder a = { .n = 5000 };
+	uint64_t mine[POOL_C_POOL_MAX], theirs[POOL_C_POOL_MAX];
+	struct pool_stats all;
+	pthread_t t[4];
+
+	CU_ASSERT_FATAL(pool && other && pool_file_get(pool, &id, "/own", 0, &a.pf) == 0);
+	pool_stats_own(pool, mine);
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_FATAL(pthread_create(&t[i], NULL, adder_main, &a) == 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	pool_stats_count_pool(pool, POOL_C_PT_OPENS, 2);
+	pool_stats_own(pool, mine);
+	pool_stats_own(other, theirs);
+	CU_ASSERT_EQUAL(mine[POOL_C_LOCAL_HITS], 4 * a.n);
+	CU_ASSERT_EQUAL(mine[POOL_C_BACKEND_READ_BYTES], 4ULL * a.n * BS);
+	CU_ASSERT_EQUAL(mine[POOL_C_PT_OPENS], 2);
+	CU_ASSERT_EQUAL(pool_stats_get(other, &all), 0);
+	CU_ASSERT_EQUAL(all.c[POOL_C_LOCAL_HITS], 4 * a.n);
+	for (int c = 0; c < POOL_C_POOL_MAX; c++)
+		CU_ASSERT_EQUAL(theirs[c], 0);
+	pool_file_put(a.pf);
+	pool_close(other);
+	pool_close(pool);
+}
+
 int main(void)
 {
 	CU_pSuite s = ct_suite("cache stats");
@@ -132,5 +185,6 @@ int main(void)
 		return 2;
 	CU_add_test(s, "snapshots never mix two identities of a slot", test_snapshot_never_mixed);
 	CU_add_test(s, "the granted quota is in the snapshot", test_snapshot_reserve);
+	CU_add_test(s, "a process's own share of the counters", test_own);
 	return ct_run();
 }

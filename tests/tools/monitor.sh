@@ -9,8 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pool_lib.sh"
 
-command -v tmux >/dev/null || skip "tmux is not installed"
-TM=(tmux -L "accel-test-$$" -f /dev/null)
+. "$(dirname "$0")/../lib/tmux.sh"
 trap '"${TM[@]}" kill-server 2>/dev/null; pool_cleanup' EXIT
 
 newpool mon
@@ -18,21 +17,9 @@ head -c 32768 /dev/urandom >"$T/A"
 head -c 16384 /dev/urandom >"$T/B"
 hold "$POOL" 64 4096 "$T/A:0:2:0" "$T/A:16:2:0" "$T/B:0:1:2"
 
-"${TM[@]}" new-session -d -s mon -x 80 -y 24 "env PS1='prompt\$ ' TERM=tmux-256color bash --norc --noprofile" ||
-	skip "tmux cannot start a session here"
+tmux_start 80 24 "env PS1='prompt\$ ' TERM=tmux-256color bash --norc --noprofile"
 
-screen() { "${TM[@]}" capture-pane -p -t mon; }
 alt() { "${TM[@]}" display -p -t mon '#{alternate_on}'; }
-keys() { "${TM[@]}" send-keys -t mon "$@"; }
-# wait_screen ERE [WHAT]: until the screen shows ERE (10 s)
-wait_screen() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		screen | grep -Eq -- "$1" && return 0
-		sleep 0.1
-	done
-	fail "${2:-screen} never showed /$1/:"$'\n'"$(screen)"
-}
 # wait_exit: until accel monitor ended and the alternate screen is off
 wait_exit() {
 	local i
