@@ -177,7 +177,6 @@ void pool_shard_repair(struct pool *pool, uint32_t s);
 void pool_shard_unlock(struct pool *pool, uint32_t s);
 int pool_files_lock(struct pool *pool);
 void pool_files_unlock(struct pool *pool);
-int pool_shard_mutex_init(pthread_mutex_t *m);
 
 /* files.c */
 struct pool_fslot *pool_fslot(struct pool_file *pf);
