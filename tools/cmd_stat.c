@@ -24,6 +24,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "json.h"
 #include "monstat.h"
 #include "mstate.h"
 #include "outfile.h"
@@ -119,10 +120,7 @@ static unsigned long long ull(uint64_t v)
 /* A percentage, or null when there was nothing to divide by. */
 static void json_pct(const char *key, uint64_t num, uint64_t den)
 {
-	if (den)
-		printf(", \"%s\": %.2f", key, monstat_pct(num, den));
-	else
-		printf(", \"%s\": null", key);
+	json_percent(", ", key, monstat_pct(num, den), den != 0);
 }
 
 static void json_counters(const uint64_t *c, enum pool_counter limit)
@@ -133,7 +131,7 @@ static void json_counters(const uint64_t *c, enum pool_counter limit)
 	for (size_t i = 0; i < N_KEYS; i++) {
 		if (counter_keys[i].c >= limit)
 			continue;
-		printf("%s\"%s\": %llu", sep, counter_keys[i].key, ull(c[counter_keys[i].c]));
+		json_u64(sep, counter_keys[i].key, c[counter_keys[i].c]);
 		sep = ", ";
 	}
 	printf("}");
@@ -156,7 +154,7 @@ static void json_pool(const struct poolsnap *s, const char *name)
 	const struct pool_info *in = &s->info;
 
 	printf("  \"pool\": {\"name\": ");
-	util_json_string(name);
+	json_string(name);
 	printf(", \"time\": %lld.%03lld", (long long)(s->realtime_ns / 1000000000LL),
 	       (long long)(s->realtime_ns % 1000000000LL / 1000000));
 	printf(", \"bucket_size\": %u, \"buffers\": %u, \"shards\": %u, \"file_slots\": %u, "
@@ -174,7 +172,7 @@ static void json_pool(const struct poolsnap *s, const char *name)
 static void json_file(const struct pool_stats_file *f, bool first)
 {
 	printf("%s\n    {\"path\": ", first ? "" : ",");
-	util_json_string(f->path);
+	json_string(f->path);
 	printf(", \"dev\": %llu, \"dev_major\": %u, \"dev_minor\": %u, \"ino\": %llu, "
 	       "\"slot\": %u, \"active_streams\": %u, \"quota\": %lld, \"resident_buffers\": %u",
 	       ull(f->dev), major(f->dev), minor(f->dev), ull(f->ino), f->slot, f->opens,
@@ -197,18 +195,18 @@ static int json_mount(const struct mstate *m, void *arg)
 	bool *first = arg;
 
 	printf("%s\n    {\"pid\": %u, \"mountpoint\": ", *first ? "" : ",", m->pid);
-	util_json_string(m->mountpoint);
+	json_string(m->mountpoint);
 	printf(", \"source\": ");
-	util_json_string(m->source);
+	json_string(m->source);
 	printf(", \"watch\": ");
-	util_json_string(m->watch);
+	json_string(m->watch);
 	printf(", \"watch_events\": %llu, \"watch_invalidations\": %llu, "
 	       "\"watch_overflows\": %llu, \"watch_unwatched\": %llu, \"shared\": ",
 	       ull(m->watch_events), ull(m->watch_invalidations), ull(m->watch_overflows),
 	       ull(m->watch_unwatched));
-	util_json_string(m->shared);
+	json_string(m->shared);
 	printf(", \"locks\": ");
-	util_json_string(m->locks);
+	json_string(m->locks);
 	printf("}");
 	*first = false;
 	return 0;
