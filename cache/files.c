@@ -91,7 +91,7 @@ bool pool_fslot_dirty_take(struct pool_fslot *fs)
 }
 
 /* Make every cached bucket of the slot stale: wseq first (I5), then epoch (I4). */
-void pool_fslot_bump_epoch(struct pool_fslot *fs)
+static void pool_fslot_bump_epoch(struct pool_fslot *fs)
 {
 	uint64_t old, new;
 
@@ -604,15 +604,6 @@ int pool_file_ticket_get(struct pool_file *pf, struct pool_ticket *t)
 	t->wseq = __atomic_load_n(&fs->wseq, __ATOMIC_SEQ_CST);
 	t->busy = pool_buf_write_busy(fs);
 	return 0;
-}
-
-bool pool_file_ticket_valid(struct pool_file *pf, const struct pool_ticket *t)
-{
-	struct pool_fslot *fs = pool_fslot(pf);
-
-	return !pool_is_broken(pf->pool) && LOAD_ACQ(&fs->idgen) == pf->idgen &&
-	       __atomic_load_n(&fs->wseq, __ATOMIC_SEQ_CST) == t->wseq &&
-	       pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST)) == t->epoch;
 }
 
 int pool_file_dup(struct pool_file *pf, struct pool_file **out)

@@ -17,7 +17,8 @@
 
 #define MSTATE_MAX_FILES 256 /* daemons listed per directory */
 
-int mstate_dir(unsigned int uid, char *buf, size_t len)
+/* The state directory for euid @uid into @buf; 0 or -errno (-ENOENT: none). */
+static int mstate_dir(unsigned int uid, char *buf, size_t len)
 {
 	const char *rt = getenv("XDG_RUNTIME_DIR");
 
@@ -116,7 +117,8 @@ static void parse_line(char *line, struct mstate *m)
 		snprintf(m->locks, sizeof(m->locks), "%s", v);
 }
 
-int mstate_read(const char *path, struct mstate *m)
+/* Parse the file @path into @m; 0 or -errno. */
+static int mstate_read(const char *path, struct mstate *m)
 {
 	char line[MSTATE_PATH_LEN + 32];
 	FILE *f = fopen(path, "re");

@@ -34,16 +34,12 @@ struct mstate {
 	char locks[16];		  /* "forward" or "local" */
 };
 
-/* The state directory for euid @uid into @buf; 0 or -errno (-ENOENT: none). */
-int mstate_dir(unsigned int uid, char *buf, size_t len);
 /* Publish @m (mkdir'ing the directory, 0755); 0 or -errno. */
 int mstate_write(const struct mstate *m);
 /* Remove the daemon @pid's file, if any. */
 void mstate_remove(uint32_t pid);
 /* Remove the files of daemons that are gone (killed) from this euid's directory. */
 void mstate_sweep(void);
-/* Parse the file @path into @m; 0 or -errno. */
-int mstate_read(const char *path, struct mstate *m);
 /*
  * Call @fn for each live daemon's state in the directories of root and of
  * @uid (sorted by pid); stops at and returns @fn's first non-zero value,

@@ -181,7 +181,6 @@ void pool_files_unlock(struct pool *pool);
 /* files.c */
 struct pool_fslot *pool_fslot(struct pool_file *pf);
 void pool_fslot_resident_add(struct pool_fslot *fs, uint32_t epoch, int delta);
-void pool_fslot_bump_epoch(struct pool_fslot *fs);
 int pool_fslot_bump_clean(struct pool_fslot *fs);
 bool pool_fslot_dirty_take(struct pool_fslot *fs);
 void pool_files_repair(struct pool *pool);
