@@ -382,7 +382,7 @@ static bool suspect(union mrc_mutex *m, int set)
 /*
  * Take a robust lock; *dead tells that its previous owner died holding it.
  * Bounded, by shmlock.h's one timeout policy: a lock held by a stopped
- * process costs one wait of SHM_LOCK_WAIT_NS, then SHM_LOCK_SUSPECT_NS a try
+ * process costs one wait of SHM_LOCK_WAIT_NS, then SHM_LOCK_SUSPECT_NS a wait
  * until it is seen free; a curve is statistics, so the sample is skipped
  * meanwhile. Which locks are suspect in this process is kept in suspects[]:
  * the region is every process's, so this process's note has no room there.
