@@ -13,19 +13,11 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "pool_i.h"
 #include "shmlock.h"
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 struct pool_fslot *pool_fslot(struct pool_file *pf)
 {
@@ -99,7 +91,7 @@ bool pool_fslot_dirty_take(struct pool_fslot *fs)
 }
 
 /* Make every cached bucket of the slot stale: wseq first (I5), then epoch (I4). */
-void pool_fslot_bump_epoch(struct pool_fslot *fs)
+static void pool_fslot_bump_epoch(struct pool_fslot *fs)
 {
 	uint64_t old, new;
 
@@ -122,7 +114,7 @@ void pool_fslot_bump_epoch(struct pool_fslot *fs)
 int pool_fslot_bump_clean(struct pool_fslot *fs)
 {
 	uint64_t me = (uint64_t)(uint32_t)getpid() << 32;
-	int64_t until = 0;
+	uint64_t until = 0;
 
 	for (;;) {
 		uint64_t old = 0;
@@ -137,7 +129,7 @@ int pool_fslot_bump_clean(struct pool_fslot *fs)
 						__ATOMIC_RELAXED))
 			break;
 		if (!until)
-			until = mono_ns() + SHM_LOCK_WAIT_NS;
+			until = mono_ns() + (uint64_t)SHM_LOCK_WAIT_NS;
 		else if (mono_ns() > until)
 			return -ETIMEDOUT;
 		sched_yield();
@@ -612,15 +604,6 @@ int pool_file_ticket_get(struct pool_file *pf, struct pool_ticket *t)
 	t->wseq = __atomic_load_n(&fs->wseq, __ATOMIC_SEQ_CST);
 	t->busy = pool_buf_write_busy(fs);
 	return 0;
-}
-
-bool pool_file_ticket_valid(struct pool_file *pf, const struct pool_ticket *t)
-{
-	struct pool_fslot *fs = pool_fslot(pf);
-
-	return !pool_is_broken(pf->pool) && LOAD_ACQ(&fs->idgen) == pf->idgen &&
-	       __atomic_load_n(&fs->wseq, __ATOMIC_SEQ_CST) == t->wseq &&
-	       pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST)) == t->epoch;
 }
 
 int pool_file_dup(struct pool_file *pf, struct pool_file **out)

@@ -381,20 +381,21 @@ static bool suspect(union mrc_mutex *m, int set)
 
 /*
  * Take a robust lock; *dead tells that its previous owner died holding it.
- * Bounded (shmlock.h): a curve is statistics, so a lock held by a stopped
- * process costs one wait of SHM_LOCK_WAIT_NS, and after that only a try
- * until it is seen free; the sample is skipped meanwhile.
+ * Bounded, by shmlock.h's one timeout policy: a lock held by a stopped
+ * process costs one wait of SHM_LOCK_WAIT_NS, then SHM_LOCK_SUSPECT_NS a wait
+ * until it is seen free; a curve is statistics, so the sample is skipped
+ * meanwhile. Which locks are suspect in this process is kept in suspects[]:
+ * the region is every process's, so this process's note has no room there.
  */
 static int lock(union mrc_mutex *m, bool *dead)
 {
-	int ret = shm_mutex_lock(&m->m, suspect(m, -1) ? 0 : SHM_LOCK_WAIT_NS);
+	uint8_t was = suspect(m, -1), now = was;
+	int ret = shm_mutex_lock(&m->m, &now);
 
-	if (ret == ETIMEDOUT) {
+	if (now != was)
+		suspect(m, now);
+	if (ret == ETIMEDOUT)
 		timed_out = true;
-		suspect(m, 1);
-	} else if (ret == 0 || ret == EOWNERDEAD) {
-		suspect(m, 0);
-	}
 	*dead = ret == EOWNERDEAD;
 	if (ret == EOWNERDEAD) {
 		pthread_mutex_consistent(&m->m);
@@ -503,22 +504,6 @@ static int take_file(void *region, uint32_t slot, uint64_t ident, uint64_t now)
 
 /* --- public ----------------------------------------------------------------- */
 
-static int init_mutex(union mrc_mutex *m)
-{
-	pthread_mutexattr_t a;
-	int ret = pthread_mutexattr_init(&a);
-
-	if (ret)
-		return -ret;
-	ret = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-	if (!ret)
-		ret = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	if (!ret)
-		ret = pthread_mutex_init(&m->m, &a);
-	pthread_mutexattr_destroy(&a);
-	return -ret;
-}
-
 int mrc_init(void *region, size_t size)
 {
 	struct mrc_header *h = region;
@@ -533,12 +518,12 @@ int mrc_init(void *region, size_t size)
 	h->endian = MRC_ENDIAN;
 	h->total_size = MRC_REGION_SIZE;
 	h->nfiles = MRC_FILES;
-	ret = init_mutex(&h->dir_lock);
+	ret = shm_mutex_init(&h->dir_lock.m);
 	for (unsigned int f = 0; f <= MRC_FILES && !ret; f++) {
 		struct view v =
 		    f < MRC_FILES ? view_of(region, false, f) : view_of(region, true, 0);
 
-		ret = init_mutex(&v.in->lock);
+		ret = shm_mutex_init(&v.in->lock.m);
 		inst_clear(&v);
 	}
 	for (unsigned int i = 0; i < MRC_HINTS; i++)

@@ -20,7 +20,8 @@
 
 #define MSTATE_MAX_FILES 256 /* daemons listed per directory */
 
-int mstate_dir(unsigned int uid, char *buf, size_t len)
+/* The state directory for euid @uid into @buf; 0 or -errno (-ENOENT: none). */
+static int mstate_dir(unsigned int uid, char *buf, size_t len)
 {
 	const char *rt = getenv("XDG_RUNTIME_DIR");
 

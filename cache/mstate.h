@@ -96,8 +96,6 @@ uint64_t mstate_req_quantile_us(const struct mstate_req *r, double q);
 /* Requests and errors of every kind, summed into *@count and *@errors. */
 void mstate_req_totals(const struct mstate *m, uint64_t *count, uint64_t *errors);
 
-/* The state directory for euid @uid into @buf; 0 or -errno (-ENOENT: none). */
-int mstate_dir(unsigned int uid, char *buf, size_t len);
 /* Publish @m (mkdir'ing the directory, 0755); 0 or -errno. */
 int mstate_write(const struct mstate *m);
 /* Remove the daemon @pid's file, if any. */

@@ -35,6 +35,7 @@
 
 #include "mrc.h"
 #include "pool_i.h"
+#include "shmlock.h"
 
 #define ATTACH_WAIT_MS 2000
 
@@ -240,9 +241,9 @@ static int init_pool(struct pool *pool, const struct pool_header *g, const char 
 	snprintf(h->name, sizeof(h->name), "%s", name);
 	h->geometry_sum = geometry_sum(h);
 	adopt(pool, h);
-	ret = pool_shard_mutex_init(&h->files_lock.m);
+	ret = shm_mutex_init(&h->files_lock.m);
 	for (uint32_t s = 0; s < pool->nshards && !ret; s++)
-		ret = pool_shard_mutex_init(&pool->shards[s].lock.m);
+		ret = shm_mutex_init(&pool->shards[s].lock.m);
 	if (ret)
 		return ret;
 	memset(pool->fchains, 0xff, (size_t)pool->nfchains * sizeof(uint32_t));

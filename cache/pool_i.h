@@ -183,12 +183,10 @@ void pool_shard_repair(struct pool *pool, uint32_t s);
 void pool_shard_unlock(struct pool *pool, uint32_t s);
 int pool_files_lock(struct pool *pool);
 void pool_files_unlock(struct pool *pool);
-int pool_shard_mutex_init(pthread_mutex_t *m);
 
 /* files.c */
 struct pool_fslot *pool_fslot(struct pool_file *pf);
 void pool_fslot_resident_add(struct pool_fslot *fs, uint32_t epoch, int delta);
-void pool_fslot_bump_epoch(struct pool_fslot *fs);
 int pool_fslot_bump_clean(struct pool_fslot *fs);
 bool pool_fslot_dirty_take(struct pool_fslot *fs);
 void pool_files_repair(struct pool *pool);

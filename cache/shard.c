@@ -10,9 +10,9 @@
  * correct wherever the death happened and may itself be interrupted.
  *
  * A lock whose holder is alive but stopped (SIGSTOP, a frozen cgroup) never
- * returns EOWNERDEAD: every wait is bounded (shmlock.h) and a lock that
- * timed out is "suspect" in this process, so later attempts wait only
- * SHM_LOCK_SUSPECT_NS until it is seen free again. A wait given up returns
+ * returns EOWNERDEAD: every wait is bounded, by shmlock.h's one timeout policy
+ * (a lock that timed out is "suspect" in this process, so later attempts wait
+ * only SHM_LOCK_SUSPECT_NS until it is seen free again). A wait given up returns
  * -ETIMEDOUT and counts lock_timeouts; the caller carries on without the
  * pool (reads from SOURCE) or makes the file's buffers unreachable without
  * the lock (an epoch bump, I4).
@@ -24,21 +24,6 @@
 #include "shmlock.h"
 
 static __thread bool in_recount;
-
-int pool_shard_mutex_init(pthread_mutex_t *m)
-{
-	pthread_mutexattr_t attr;
-	int ret;
-
-	pthread_mutexattr_init(&attr);
-	ret = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-	if (!ret)
-		ret = pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
-	if (!ret)
-		ret = pthread_mutex_init(m, &attr);
-	pthread_mutexattr_destroy(&attr);
-	return -ret;
-}
 
 /*
  * Shard lock held, @b's writer died mid-change (seq odd): keep it if it holds
@@ -111,20 +96,15 @@ void pool_shard_repair(struct pool *pool, uint32_t s)
  */
 static int lock_bounded(struct pool *pool, pthread_mutex_t *m, uint32_t which)
 {
-	uint8_t *suspect = &pool->suspect[which];
-	int64_t wait = LOAD(suspect) ? SHM_LOCK_SUSPECT_NS : SHM_LOCK_WAIT_NS;
 	int ret;
 
 	if (pool_is_broken(pool))
 		return EIO;
-	ret = shm_mutex_lock(m, wait);
+	ret = shm_mutex_lock(m, &pool->suspect[which]);
 	if (ret == ETIMEDOUT) {
-		STORE(suspect, 1);
 		ADD(&pool->lock_timeouts, 1);
 		if (!pool->readonly)
 			ADD(&pool->shards[which % pool->nshards].c[POOL_C_LOCK_TIMEOUTS], 1);
-	} else if (ret == 0 || ret == EOWNERDEAD) {
-		STORE(suspect, 0);
 	}
 	return ret;
 }

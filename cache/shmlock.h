@@ -6,8 +6,14 @@
  * A lock word in a segment other processes map may be held by a process that
  * is stopped (SIGSTOP, a frozen cgroup) or stuck; waiting for it without a
  * bound would hang the waiter, and with it a mount and its SIGTERM. Every
- * pool and miss-ratio-curve lock is therefore taken here, with a deadline on
- * CLOCK_MONOTONIC; the caller decides what to do without the lock.
+ * pool and miss-ratio-curve lock is therefore set up and taken here, with a
+ * deadline on CLOCK_MONOTONIC; the caller decides what to do without the lock.
+ *
+ * The timeout policy, the same for every such lock: a wait lasts at most
+ * SHM_LOCK_WAIT_NS. A lock that timed out is "suspect" in this process (its
+ * holder is stopped, or stuck) and is then waited for only SHM_LOCK_SUSPECT_NS
+ * at a time, until it is had again: a stopped holder costs one long wait, not
+ * one per operation.
  */
 #ifndef ACCELFS_CACHE_SHMLOCK_H
 #define ACCELFS_CACHE_SHMLOCK_H
@@ -21,10 +27,18 @@
 #define SHM_LOCK_SUSPECT_NS 10000000LL
 
 /*
- * shm_mutex_lock - lock @m (robust, process-shared), waiting at most @wait_ns.
- * Returns 0, EOWNERDEAD (locked: the caller repairs, then marks it
- * consistent), ETIMEDOUT (not locked), or another positive errno (not locked).
+ * shm_mutex_init - initialise @m, in memory other processes map, as a robust,
+ * process-shared mutex. Returns 0 or -errno.
  */
-int shm_mutex_lock(pthread_mutex_t *m, int64_t wait_ns);
+int shm_mutex_init(pthread_mutex_t *m);
+
+/*
+ * shm_mutex_lock - lock @m under the timeout policy above. @suspect is this
+ * process's note that a wait for @m timed out (threads share it: relaxed
+ * atomics): set on ETIMEDOUT, cleared once @m is had. Returns 0, EOWNERDEAD
+ * (locked: the caller repairs, then marks it consistent), ETIMEDOUT (not
+ * locked), or another positive errno (not locked).
+ */
+int shm_mutex_lock(pthread_mutex_t *m, uint8_t *suspect);
 
 #endif

@@ -187,18 +187,12 @@ static ssize_t read_cached(struct stream *st, const struct pool_ticket *t, uint6
 	return local_read(st->lc, t, bucket, buf, off, len);
 }
 
-/* One bucket of scratch, the thread's own: page-aligned (O_DIRECT reads). */
-static void *scratch_get(struct stream *st)
-{
-	return thread_buf_get(THREAD_BUF_BUCKET, st->bsize);
-}
-
 /* A miss: read the whole bucket from the backend, fill pool and local buffer. */
 static ssize_t read_backend(struct stream *st, struct pool_file *pf, const struct pool_ticket *t,
 			    uint64_t bucket, void *buf, size_t off, size_t len, stream_read_fn fn,
 			    void *arg)
 {
-	uint8_t *tmp = scratch_get(st);
+	uint8_t *tmp = thread_buf_get(THREAD_BUF_BUCKET, st->bsize); /* O_DIRECT-aligned */
 	ssize_t got, n = 0;
 	void *lb;
 
@@ -378,7 +372,7 @@ static ssize_t defer_bucket(struct stream *st, struct pool_file *pf, uint64_t bu
 	int ret = pool_dirty_defer(pf, bucket, boff, data, n, NULL, 0, 0, owner);
 
 	for (int tries = 0; ret == 0 || (ret == -EAGAIN && tries < 4); tries++) {
-		if (!base && !(base = scratch_get(st)))
+		if (!base && !(base = thread_buf_get(THREAD_BUF_BUCKET, st->bsize)))
 			return -ENOMEM;
 		ret = pool_file_ticket_get(pf, &t);
 		if (ret)

@@ -20,6 +20,7 @@
 #include "fdl.h"
 #include "fiemap.h"
 #include "fslimit.h"
+#include "json.h"
 #include "meta.h"
 #include "mountres.h"
 #include "outfile.h"
@@ -171,9 +172,9 @@ static void print_json(const struct analysis *a, struct analyze_opts *o)
 	const struct fiemap_stats *fs = &a->fs;
 
 	printf("%s\n  {\"path\": ", o->printed++ ? "," : "");
-	util_json_string(a->path);
+	json_string(a->path);
 	printf(", \"backing\": ");
-	util_json_string(a->backing);
+	json_string(a->backing);
 	printf(", \"size\": %llu, \"allocated\": %llu, \"extents\": %llu, "
 	       "\"kernel_extents\": %llu, \"ideal_extents\": %llu, \"holes\": %llu, "
 	       "\"hole_bytes\": %llu, \"unwritten\": %llu, \"fragmentation\": %.1f, \"fdl\": ",
@@ -181,10 +182,7 @@ static void print_json(const struct analysis *a, struct analyze_opts *o)
 	       (unsigned long long)fs->extents, (unsigned long long)fs->kernel_extents,
 	       (unsigned long long)fs->ideal, (unsigned long long)fs->holes,
 	       (unsigned long long)fs->hole_bytes, (unsigned long long)fs->unwritten, fs->score);
-	if (a->fdl_path[0])
-		util_json_string(a->fdl_path);
-	else
-		printf("null");
+	json_string_or_null(a->fdl_path[0] ? a->fdl_path : NULL);
 	printf("}");
 }
 

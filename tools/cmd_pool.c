@@ -25,6 +25,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "json.h"
 #include "pool.h"
 #include "pool_name.h"
 #include "poolseg.h"
@@ -287,7 +288,7 @@ static void list_untrusted(const struct pool_opts *o, const char *name, const ch
 	if (o->json) {
 		printf("%s\n    {\"name\": \"%s\", \"status\": \"untrusted\", \"why\": ",
 		       *first ? "" : ",", name);
-		util_json_string(why);
+		json_string(why);
 		printf("}");
 	} else {
 		if (*first)

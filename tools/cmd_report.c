@@ -24,6 +24,7 @@
 #include "cmd.h"
 #include "fiemap.h"
 #include "fslimit.h"
+#include "json.h"
 #include "monstat.h"
 #include "mountres.h"
 #include "poolsnap.h"
@@ -474,11 +475,9 @@ static void text_changes(const struct report *r)
 
 static void json_verdict(const char *key, struct report_verdict v)
 {
-	printf(", \"%s\": {\"pays\": %s, \"why\": ", key,
-	       !v.known ? "null"
-	       : v.yes	? "true"
-			: "false");
-	util_json_string(v.why);
+	json_key(", ", key);
+	printf("{\"pays\": %s, \"why\": ", !v.known ? "null" : v.yes ? "true" : "false");
+	json_string(v.why);
 	printf("}");
 }
 
@@ -503,14 +502,10 @@ static void json_used(const uint64_t *c, int limit)
 
 	printf(", \"counters\": {");
 	for (int i = 0; i < limit; i++)
-		printf("%s\"%s\": %llu", i ? ", " : "",
-		       pool_stats_counter_name((enum pool_counter)i), ull(c[i]));
+		json_u64(i ? ", " : "", pool_stats_counter_name((enum pool_counter)i), c[i]);
 	printf("}, \"reads\": %llu, \"writes\": %llu", ull(monstat_reads(c)),
 	       ull(monstat_writes(c)));
-	if (rs >= 0)
-		printf(", \"read_share_pct\": %.2f", rs);
-	else
-		printf(", \"read_share_pct\": null");
+	json_percent(", ", "read_share_pct", rs, rs >= 0);
 	printf(", \"local_hit_pct\": %.2f, \"global_hit_pct\": %.2f",
 	       monstat_pct(c[POOL_C_LOCAL_HITS], c[POOL_C_LOCAL_ATTEMPTS]),
 	       monstat_pct(c[POOL_C_GLOBAL_HITS], c[POOL_C_GLOBAL_ATTEMPTS]));
@@ -518,13 +513,13 @@ static void json_used(const uint64_t *c, int limit)
 
 static void json_attrs(const char *key, const char (*v)[TUNING_VALUE_LEN])
 {
-	printf(", \"%s\": {", key);
+	json_key(", ", key);
+	printf("{");
 	for (size_t k = 0; k < N_APPLIED; k++) {
-		printf("%s\"%s\": ", k ? ", " : "", tuning_attr(applied_keys[k])->name);
-		if (v[applied_keys[k]][0])
-			util_json_string(v[applied_keys[k]]);
-		else
-			printf("null");
+		const char *val = v[applied_keys[k]];
+
+		json_key(k ? ", " : "", tuning_attr(applied_keys[k])->name);
+		json_string_or_null(val[0] ? val : NULL);
 	}
 	printf("}");
 }
@@ -532,7 +527,7 @@ static void json_attrs(const char *key, const char (*v)[TUNING_VALUE_LEN])
 static void json_file(const struct rfile *rf, bool first)
 {
 	printf("%s\n    {\"path\": ", first ? "" : ",");
-	util_json_string(shown_path(rf));
+	json_string(shown_path(rf));
 	printf(", \"slot\": %u, \"dev\": %llu, \"ino\": %llu, \"size\": %llu, \"quota\": %lld, "
 	       "\"resident_buffers\": %u",
 	       rf->st->slot, ull(rf->st->dev), ull(rf->st->ino), ull(rf->size),
@@ -540,12 +535,10 @@ static void json_file(const struct rfile *rf, bool first)
 	json_used(rf->st->c, POOL_C_FILE_MAX);
 	json_curve(rf->curve);
 	printf(", \"global_buffer_candidate\": %s, \"knee_buffers\": %llu, "
-	       "\"suggested_global_buffers\": %llu, \"predicted_hit_pct\": ",
+	       "\"suggested_global_buffers\": %llu",
 	       rf->candidate ? "true" : "false", ull(rf->knee), ull(rf->global));
-	if (rf->curve_ok)
-		printf("%.2f", 100 * mrc_curve_hit(rf->curve, rf->global));
-	else
-		printf("null");
+	json_percent(", ", "predicted_hit_pct",
+		     rf->curve_ok ? 100 * mrc_curve_hit(rf->curve, rf->global) : 0, rf->curve_ok);
 	printf(", \"suggested_local_buffers\": %u", rf->local);
 	json_verdict("deferred_write", rf->dw);
 	json_verdict("readahead", rf->ra);
@@ -570,14 +563,11 @@ static void json_changes(const struct report *r, bool applied)
 			if (!rf->change[key])
 				continue;
 			printf("%s\n    {\"path\": ", first ? "" : ",");
-			util_json_string(shown_path(rf));
+			json_string(shown_path(rf));
 			printf(", \"attribute\": \"%s\", \"from\": ", tuning_attr(key)->name);
-			if (rf->cur[key][0])
-				util_json_string(rf->cur[key]);
-			else
-				printf("null");
+			json_string_or_null(rf->cur[key][0] ? rf->cur[key] : NULL);
 			printf(", \"to\": ");
-			util_json_string(rf->sug[key]);
+			json_string(rf->sug[key]);
 			printf("}");
 			first = false;
 		}
@@ -589,7 +579,7 @@ static void print_json(const struct report *r, bool applied)
 	const struct pool_info *in = &r->snap.info;
 
 	printf("{\n  \"schema\": \"accelfs-report/1\",\n  \"pool\": {\"name\": ");
-	util_json_string(r->name);
+	json_string(r->name);
 	printf(", \"bucket_size\": %u, \"buffers\": %u, \"budget_buffers\": %llu", in->bucket_size,
 	       in->nbufs, ull(r->budget));
 	json_used(r->snap.st.c, POOL_C_POOL_MAX);

@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "json.h"
 #include "mountres.h"
 #include "pool_name.h"
 #include "poolseg.h"
@@ -307,16 +308,10 @@ static void text_file(const struct show_file *f)
 /* The pool a file was looked up in, and why it could not be read: "pool", "pool_error". */
 static void json_pool(const struct pool_view *v)
 {
-	printf("\"pool\": ");
-	if (v->name[0])
-		util_json_string(v->name);
-	else
-		printf("null");
-	printf(", \"pool_error\": ");
-	if (v->have_snap)
-		printf("null");
-	else
-		util_json_string(v->msg);
+	json_key("", "pool");
+	json_string_or_null(v->name[0] ? v->name : NULL);
+	json_key(", ", "pool_error");
+	json_string_or_null(v->have_snap ? NULL : v->msg);
 }
 
 static void json_entry(const struct show_file *f)
@@ -345,10 +340,7 @@ static void json_passthrough(const struct show_file *f)
 	const char *why, *v = pt_verdict(f, &why);
 
 	printf("{\"verdict\": \"%s\", \"auto_needs\": ", v);
-	if (why)
-		util_json_string(why);
-	else
-		printf("null");
+	json_string_or_null(why);
 	printf("}");
 }
 
@@ -356,18 +348,16 @@ static void json_file(struct show_opts *o, const struct show_file *f)
 {
 	printf("%s\n    {\"path\": ", o->first ? "" : ",");
 	o->first = false;
-	util_json_string(f->path);
+	json_string(f->path);
 	printf(", \"backing\": ");
-	util_json_string(f->backing);
+	json_string(f->backing);
 	printf(", \"xattrs\": %s,\n     \"tuning\": {", f->xattr_err == -ENOTSUP ? "\"unsupported\""
 							: f->xattr_err		 ? "\"error\""
 										 : "\"ok\"");
 	for (int k = 0; k < TUNING_N; k++) {
-		printf("%s\"%s\": {\"value\": ", k ? ", " : "", tuning_attr(k)->name);
-		if (f->set[k])
-			util_json_string(f->val[k]);
-		else
-			printf("null");
+		json_key(k ? ", " : "", tuning_attr(k)->name);
+		printf("{\"value\": ");
+		json_string_or_null(f->set[k] ? f->val[k] : NULL);
 		printf(", \"valid\": %s, \"used\": %s}",
 		       !f->set[k] || tuning_stored_valid(k, f->val[k]) ? "true" : "false",
 		       tuning_attr(k)->later ? "false" : "true");

@@ -25,6 +25,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "json.h"
 #include "monstat.h"
 #include "mountstat.h"
 #include "mstate.h"
@@ -127,10 +128,7 @@ static unsigned long long ull(uint64_t v)
 /* A percentage, or null when there was nothing to divide by. */
 static void json_pct(const char *key, uint64_t num, uint64_t den)
 {
-	if (den)
-		printf(", \"%s\": %.2f", key, monstat_pct(num, den));
-	else
-		printf(", \"%s\": null", key);
+	json_percent(", ", key, monstat_pct(num, den), den != 0);
 }
 
 static void json_counters(const uint64_t *c, enum pool_counter limit)
@@ -141,7 +139,7 @@ static void json_counters(const uint64_t *c, enum pool_counter limit)
 	for (size_t i = 0; i < N_KEYS; i++) {
 		if (counter_keys[i].c >= limit)
 			continue;
-		printf("%s\"%s\": %llu", sep, counter_keys[i].key, ull(c[counter_keys[i].c]));
+		json_u64(sep, counter_keys[i].key, c[counter_keys[i].c]);
 		sep = ", ";
 	}
 	printf("}");
@@ -164,7 +162,7 @@ static void json_pool(const struct poolsnap *s, const char *name)
 	const struct pool_info *in = &s->info;
 
 	printf("  \"pool\": {\"name\": ");
-	util_json_string(name);
+	json_string(name);
 	printf(", \"time\": %lld.%03lld", (long long)(s->realtime_ns / 1000000000LL),
 	       (long long)(s->realtime_ns % 1000000000LL / 1000000));
 	printf(", \"bucket_size\": %u, \"buffers\": %u, \"shards\": %u, \"file_slots\": %u, "
@@ -182,7 +180,7 @@ static void json_pool(const struct poolsnap *s, const char *name)
 static void json_file(const struct pool_stats_file *f, bool first)
 {
 	printf("%s\n    {\"path\": ", first ? "" : ",");
-	util_json_string(f->path);
+	json_string(f->path);
 	printf(", \"dev\": %llu, \"dev_major\": %u, \"dev_minor\": %u, \"ino\": %llu, "
 	       "\"slot\": %u, \"active_streams\": %u, \"quota\": %lld, \"resident_buffers\": %u",
 	       ull(f->dev), major(f->dev), minor(f->dev), ull(f->ino), f->slot, f->opens,

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "json.h"
 #include "sysgen.h"
 #include "tuning.h"
 #include "util.h"
@@ -59,9 +60,8 @@ static void usage(FILE *f)
 
 static void json_kv(const char *key, const char *val, bool comma)
 {
-	util_json_string(key);
-	fputs(": ", stdout);
-	util_json_string(val);
+	json_key("", key);
+	json_string(val);
 	if (comma)
 		fputs(", ", stdout);
 }
@@ -116,9 +116,9 @@ static void json_changes(const struct sysgen_change *ch, size_t n)
 		json_kv("path", r->set_path, true);
 		json_kv("old", r->current, true);
 		printf("\"new\": %llu, \"result\": ", (unsigned long long)r->set_value);
-		util_json_string(ch[i].ret > 0 ? "changed"
-				 : ch[i].ret   ? strerror(-ch[i].ret)
-					       : "by hand");
+		json_string(ch[i].ret > 0 ? "changed"
+			    : ch[i].ret	  ? strerror(-ch[i].ret)
+					  : "by hand");
 		fputs(", ", stdout);
 		json_kv("fix", r->manual, false);
 		putchar('}');

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "monstat.h"
 #include "mountstat.h"
 #include "pool.h"
@@ -164,7 +165,7 @@ static void json_served(const struct mstate *m)
 
 	mstate_req_totals(m, &n, &err);
 	printf(", \"pool\": ");
-	util_json_string(m->pool);
+	json_string(m->pool);
 	printf(", \"requests\": %llu, \"errors\": %llu, \"read_bytes\": %llu, "
 	       "\"write_bytes\": %llu",
 	       ull(n), ull(err), ull(m->read_bytes), ull(m->write_bytes));
@@ -185,18 +186,18 @@ static void json_served(const struct mstate *m)
 void mountstat_json(const struct mstate *m)
 {
 	printf("{\"pid\": %u, \"mountpoint\": ", m->pid);
-	util_json_string(m->mountpoint);
+	json_string(m->mountpoint);
 	printf(", \"source\": ");
-	util_json_string(m->source);
+	json_string(m->source);
 	printf(", \"watch\": ");
-	util_json_string(m->watch);
+	json_string(m->watch);
 	printf(", \"watch_events\": %llu, \"watch_invalidations\": %llu, "
 	       "\"watch_overflows\": %llu, \"watch_unwatched\": %llu, \"shared\": ",
 	       ull(m->watch_events), ull(m->watch_invalidations), ull(m->watch_overflows),
 	       ull(m->watch_unwatched));
-	util_json_string(m->shared);
+	json_string(m->shared);
 	printf(", \"locks\": ");
-	util_json_string(m->locks);
+	json_string(m->locks);
 	json_served(m);
 	printf("}");
 }

@@ -144,7 +144,15 @@ static bool maps_pool_line(char *line, char name[POOL_NAME_LEN])
 	return poolseg_header(name, &h, &size) == 0;
 }
 
-int poolseg_of_mount(const char *mountpoint, char name[POOL_NAME_LEN])
+/*
+ * poolseg_of_mount - the pool the daemon serving accelfs mount @mountpoint
+ * has attached: its state file (cache/mstate.h) names its pid, whose
+ * /proc/PID/maps shows the segment. Writes "/name" to @name. Returns 0,
+ * -ENOMEDIUM when that daemon has no pool mapped (cache=off, or its pool was
+ * refused), -ESRCH when no daemon of ours publishes that mount, -EACCES when
+ * its mappings may not be read, or -errno.
+ */
+static int poolseg_of_mount(const char *mountpoint, char name[POOL_NAME_LEN])
 {
 	struct mount_daemon d = { .point = mountpoint };
 	char maps[64], line[4096];

@@ -46,16 +46,6 @@ int poolseg_header(const char *name, struct pool_header *h, uint64_t *size);
 int poolseg_users(const char *name, pid_t *pids, size_t max);
 
 /*
- * poolseg_of_mount - the pool the daemon serving accelfs mount @mountpoint
- * has attached: its state file (cache/mstate.h) names its pid, whose
- * /proc/PID/maps shows the segment. Writes "/name" to @name. Returns 0,
- * -ENOMEDIUM when that daemon has no pool mapped (cache=off, or its pool was
- * refused), -ESRCH when no daemon of ours publishes that mount, -EACCES when
- * its mappings may not be read, or -errno.
- */
-int poolseg_of_mount(const char *mountpoint, char name[POOL_NAME_LEN]);
-
-/*
  * poolseg_choose - the pool a command works on, the same in every command:
  * @arg (--pool) in any spelling pool_name_parse() takes; else, for a path in
  * accelfs mount @mountpoint (NULL or "": none), the pool its daemon uses;

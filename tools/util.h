@@ -44,9 +44,6 @@ int util_parse_u64(const char *s, uint64_t *out);
 int util_parse_seconds(const char *cmd, const char *opt, const char *arg, double min, double max,
 		       double *out);
 
-/* Print @s on stdout as a JSON string literal (quotes, escapes). */
-void util_json_string(const char *s);
-
 /*
  * Open the directory holding @path (O_RDONLY | O_DIRECTORY) and copy the last
  * component into @name. Returns the directory fd or -errno.

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend_i.h"
+#include "clock.h"
 #include "probes.h"
 
 static enum backend_kind active = BACKEND_SYNC;
@@ -171,14 +171,6 @@ void backend_thread_release(void)
 		uring_thread_release();
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
-
 /* Probe arguments (and the clock) cost only while a tracer is attached. */
 static uint64_t probe_submit(const struct backend_op *ops, unsigned int n)
 {
@@ -188,12 +180,12 @@ static uint64_t probe_submit(const struct backend_op *ops, unsigned int n)
 		for (i = 0; i < n; i++)
 			ACCEL_PROBE4(backend_submit, (int)ops[i].op, ops[i].fd,
 				     (uint64_t)ops[i].len, (int64_t)ops[i].off);
-	return ACCEL_PROBE_ENABLED(backend_complete) ? now_ns() : 0;
+	return ACCEL_PROBE_ENABLED(backend_complete) ? mono_ns() : 0;
 }
 
 static void probe_complete(const struct backend_op *ops, unsigned int n, uint64_t t0)
 {
-	uint64_t ns = now_ns() - t0;
+	uint64_t ns = mono_ns() - t0;
 	unsigned int i;
 
 	for (i = 0; i < n; i++)

@@ -36,6 +36,7 @@
 #include <liburing.h>
 
 #include "backend_i.h"
+#include "ring.h"
 
 /* Largest transfer one SQE carries (its length field is 32 bits). */
 #define URING_MAX_IO (1U << 30)
@@ -46,7 +47,6 @@ struct thread_ring {
 };
 
 static unsigned int ring_depth = 64;
-static unsigned int ring_flags;
 static pthread_key_t ring_key;
 static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
 static __thread struct thread_ring *my_ring;
@@ -65,21 +65,6 @@ static void ring_key_create(void)
 	pthread_key_create(&ring_key, ring_free);
 }
 
-/* Newer kernels take flags that fit one-ring-per-thread use; older refuse them. */
-static int ring_setup(struct io_uring *ring, unsigned int depth, unsigned int *flags_used)
-{
-	unsigned int wanted = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-	int ret = io_uring_queue_init(depth, ring, wanted);
-
-	if (ret == -EINVAL) {
-		wanted = 0;
-		ret = io_uring_queue_init(depth, ring, 0);
-	}
-	if (ret == 0 && flags_used)
-		*flags_used = wanted;
-	return ret;
-}
-
 static struct thread_ring *ring_get(void)
 {
 	struct thread_ring *tr = my_ring;
@@ -88,7 +73,7 @@ static struct thread_ring *ring_get(void)
 		return tr;
 	pthread_once(&ring_once, ring_key_create);
 	tr = calloc(1, sizeof(*tr));
-	if (!tr || io_uring_queue_init(ring_depth, &tr->ring, ring_flags) < 0) {
+	if (!tr || uring_ring_init(&tr->ring, ring_depth) < 0) {
 		free(tr);
 		my_ring_failed = true;
 		return NULL;
@@ -117,7 +102,7 @@ int uring_probe(unsigned int queue_depth, char *why, size_t whylen)
 	unsigned int i;
 	int ret;
 
-	ret = ring_setup(&ring, queue_depth, &ring_flags);
+	ret = uring_ring_init(&ring, queue_depth);
 	if (ret < 0) {
 		snprintf(why, whylen, "io_uring_setup failed: %s", strerror(-ret));
 		return ret;

@@ -30,13 +30,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <liburing.h>
 
+#include "clock.h"
 #include "prefetch.h"
 #include "probes.h"
+#include "ring.h"
 
 #define PREFETCH_MAX_DEPTH 4096
 #define PREFETCH_DEFAULT_DEPTH 64
@@ -89,14 +90,6 @@ static void stats_reset(void)
 	__atomic_store_n(&stats.failed, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stats.dropped, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stats.batches, 0, __ATOMIC_RELAXED);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
 static bool stop_requested(void)
@@ -173,7 +166,7 @@ static void finish(struct prefetch_req *req, ssize_t res, bool cancelled)
 		count(&stats.completed, 1);
 	if (!cancelled && ACCEL_PROBE_ENABLED(prefetch_complete))
 		ACCEL_PROBE4(prefetch_complete, req->fd, req->off, (int64_t)res,
-			     req->t_ns ? now_ns() - req->t_ns : 0);
+			     req->t_ns ? mono_ns() - req->t_ns : 0);
 	pthread_mutex_lock(&eng.lock);
 	eng.outstanding--; /* before done(), which may submit the next one */
 	pthread_mutex_unlock(&eng.lock);
@@ -193,7 +186,7 @@ static void started(struct prefetch_req *req)
 {
 	count(&stats.submitted, 1);
 	ACCEL_PROBE3(prefetch_submit, req->fd, req->off, req->len);
-	req->t_ns = ACCEL_PROBE_ENABLED(prefetch_complete) ? now_ns() : 0;
+	req->t_ns = ACCEL_PROBE_ENABLED(prefetch_complete) ? mono_ns() : 0;
 }
 
 /* ---- pread fallback ------------------------------------------------------- */
@@ -253,11 +246,8 @@ struct uring_engine {
 static int ring_setup(struct io_uring *ring, unsigned int entries)
 {
 	struct io_uring_probe *probe;
-	int ret = io_uring_queue_init(entries, ring,
-				      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
+	int ret = uring_ring_init(ring, entries);
 
-	if (ret == -EINVAL)
-		ret = io_uring_queue_init(entries, ring, 0);
 	if (ret < 0)
 		return ret;
 	probe = io_uring_get_probe_ring(ring);

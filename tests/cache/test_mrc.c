@@ -16,10 +16,12 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "cache_test.h"
+#include "clock.h"
 #include "stream.h"
 #include "../../cache/mrc.c"
 
@@ -673,6 +675,53 @@ static void test_owner_dead(void)
 	region_free(r);
 }
 
+/* Sampled accesses from bucket *@b on until one times out: its duration in
+ * seconds, or -1 if none did within @tries. */
+static double time_a_timeout(void *r, uint64_t *b, int tries)
+{
+	for (int i = 0; i < tries; i++) {
+		uint64_t t0 = mono_ns();
+
+		if (mrc_access(r, RSIZE, 2, 1, (*b)++) == -ETIMEDOUT)
+			return (double)(mono_ns() - t0) / 1e9;
+	}
+	return -1;
+}
+
+/* A curve's lock held by a stopped process: shmlock.h's one policy, as for
+ * the pool's locks. The first wait lasts SHM_LOCK_WAIT_NS, the next ones
+ * SHM_LOCK_SUSPECT_NS (10 ms: not a mere try), until the lock is had again. */
+static void test_stopped_holder(void)
+{
+	void *r = region_new();
+	struct view v;
+	uint64_t b = 0;
+	double first, next;
+	pid_t pid;
+	int st;
+
+	CU_ASSERT_FATAL(r && mrc_init(r, RSIZE) == 0);
+	v = view_of(r, true, 0);
+	pid = fork();
+	if (pid == 0) {
+		pthread_mutex_lock(&v.in->lock.m);
+		raise(SIGSTOP);
+		pthread_mutex_unlock(&v.in->lock.m);
+		_exit(0);
+	}
+	CU_ASSERT_FATAL(pid > 0);
+	CU_ASSERT(waitpid(pid, &st, WUNTRACED) == pid && WIFSTOPPED(st));
+	first = time_a_timeout(r, &b, 100000);
+	next = time_a_timeout(r, &b, 100000);
+	printf("\n  first wait %.3f s, then %.4f s ", first, next);
+	CU_ASSERT(first >= 1.5 && first < 3.5);
+	CU_ASSERT(next >= 0.008 && next < 0.5);
+	kill(pid, SIGCONT);
+	CU_ASSERT(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CU_ASSERT(time_a_timeout(r, &b, 10000) < 0); /* free again: no more timeouts */
+	region_free(r);
+}
+
 #if defined(__SANITIZE_THREAD__)
 static const bool under_tsan = true;
 #else
@@ -700,5 +749,6 @@ int main(void)
 	CU_add_test(s, "generations and the file table", test_generation);
 	CU_add_test(s, "corrupted region", test_corrupt);
 	CU_add_test(s, "lock owner died", test_owner_dead);
+	CU_add_test(s, "lock holder stopped: bounded waits, then short ones", test_stopped_holder);
 	return ct_run();
 }
