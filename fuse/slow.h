@@ -29,7 +29,7 @@ struct slow_req {
 	int kind; /* the request's kind, for its statistics (reqstat.h) */
 	pid_t tid;
 	timer_t kick;
-	bool kick_ok;	 /* atomic: the timer exists (slow.c's lock to clear it) */
+	bool kick_ok; /* atomic: its waiter's timer may be armed for it (slow.c's lock to clear) */
 	int interrupted; /* atomic */
 	struct slow_req *next;
 };

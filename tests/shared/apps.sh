@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # apps.sh: real programs with writers on two hosts at once, on the bare
-# gluster mounts (the reference), then on the accelfs mounts (default mode);
-# fails where accelfs is weaker:
+# gluster mounts (the reference), then on the accelfs mounts in each write
+# mode (default, writeback=off, deferred_write=on, sync=relaxed,
+# kernel_cache=never), one after the other on the same cluster; fails where
+# accelfs is weaker in any:
 #   sqlite    200 inserts from each host into one database, each its own
 #             transaction, retried while busy; then PRAGMA integrity_check is
 #             ok and every committed row is there, read through A, through B
@@ -99,11 +101,16 @@ sh_cluster_up db
 # host at every transaction, is looked up afresh at each open, as on the
 # bare clients (--entry-timeout=0); with 1 s an open now and then met the
 # other host's previous journal (ESTALE: "disk I/O error")
-sh_accel_up -o entry_timeout=0
 sh_shared_dir "$GA" "$GB" bare
-sh_shared_dir "$XA" "$XB" accel
 apps bare "$GA/bare" "$GB/bare" "$SH_BRICK/bare"
 [ -z "${WAL:-}" ] || echo "sqlite WAL: skipped: $WAL"
-apps accel "$XA/accel" "$XB/accel" "$SH_BRICK/accel"
-sh_compare bare.out accel.out bare accelfs
+for m in default: nowb:writeback=off deferred:deferred_write=on relaxed:sync=relaxed \
+	never:kernel_cache=never; do
+	name=${m%%:*} opts=${m#*:}
+	sh_accel_up -o entry_timeout=0${opts:+,$opts}
+	sh_shared_dir "$XA" "$XB" $name
+	apps $name "$XA/$name" "$XB/$name" "$SH_BRICK/$name"
+	sh_compare bare.out $name.out bare "accelfs-$name"
+	sh_accel_down
+done
 sh_finish

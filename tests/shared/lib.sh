@@ -17,6 +17,7 @@
 #               the clients with --direct-io-mode=enable --entry-timeout=0)
 # sh_accel_up [ACCELFS-ARGS...]  accelfs on XA over GA and on XB over GB
 #               (-o allow_other and a pool per host, then ACCELFS-ARGS)
+# sh_accel_down  unmounts XA and XB (another sh_accel_up may follow)
 # sh_accel_mount SRC MNT [ACCELFS-ARGS...]  accel_mount, taken down by
 #               sh_teardown
 # sh_shared_dir A B NAME  makes A/NAME and waits until B/NAME shows
@@ -329,6 +330,13 @@ sh_accel_up() {
 		mkdir -p "$SH_DIR/x$h"
 		sh_accel_mount "$SH_DIR/g$h" "$SH_DIR/x$h" -o "allow_other,pool=$ACCEL_POOL-$h" "$@"
 		sed -n 's/^accelfs: /accelfs host '$h': /p' "$ACCEL_LOG" | head -3
+	done
+}
+
+sh_accel_down() {
+	local m
+	for m in "$XA" "$XB"; do
+		accel_umount "$m" || fail "cannot unmount $m"
 	done
 }
 
