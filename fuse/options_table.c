@@ -82,7 +82,8 @@ const struct opt_def opt_table[] = {
 	  .syntax = "auto|on|off", .section = OPT_SEC_GENERAL,
 	  .help = "FUSE requests over io_uring instead of /dev/fuse\n"
 		  "reads (libfuse >= 3.18; the fuse module's\n"
-		  "enable_uring=Y): when offered (auto), or required (on)" },
+		  "enable_uring=Y): when offered and locks=local (auto),\n"
+		  "or required (on)" },
 	{ "kernel_cache", OPT_ENUM, O(kernel_cache), .words = cache_words, .def = "auto",
 	  .syntax = "auto|always|never", .section = OPT_SEC_GENERAL,
 	  .help = "keep the kernel page cache across opens while the\n"

@@ -9,8 +9,15 @@
  * /dev/fuse per request. The kernel offers it only while the fuse module's
  * enable_uring parameter is Y, so "auto" asks for it exactly then, and "on"
  * refuses to start without it rather than silently serving over /dev/fuse.
- * The default is auto: measured, it halves the time of metadata-heavy
- * work (docs/benchmarks.md), and every mounting suite passes over it.
+ * Measured, it halves the time of metadata-heavy work (docs/benchmarks.md).
+ *
+ * But libfuse 3.18 does not route FUSE INTERRUPT to a request it took from
+ * a ring (only those read from /dev/fuse are on its list), so a signal
+ * could not end a wait the daemon finishes later (fuse/slow.c): a lock
+ * wait with locks=forward would hold its process until the lock came, where
+ * F_SETLKW must return EINTR. So "auto" takes the ring only with
+ * locks=local (the kernel's own lock waits), and "on" with locks=forward
+ * serves over it with a warning in the log.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +57,14 @@ int transport_choose(char *why, size_t len)
 		return 0;
 #ifdef ACCEL_HAVE_FUSE_URING
 	if (kernel_offers_uring()) {
+		if (accelfs.opts.locks == LOCKS_FORWARD && t == FUSE_URING_AUTO)
+			return 0; /* a signal must end a lock wait (see the top) */
+		if (accelfs.opts.locks == LOCKS_FORWARD)
+			log_msg(LOG_WARNING,
+				"io_uring=on: a signal cannot end a lock wait over the "
+				"ring (libfuse delivers no INTERRUPT there): processes "
+				"wait for their locks; io_uring=auto or locks=local "
+				"avoid it");
 		accelfs.uring_wanted = true;
 		return 0;
 	}
