@@ -135,6 +135,7 @@ void ops_fill(struct fuse_lowlevel_ops *ops)
 	ops->init = accel_init;
 	ops_entry_fill(ops);
 	ops_file_fill(ops);
+	ops_seek_fill(ops);
 	ops_dir_fill(ops);
 	ops_xattr_fill(ops);
 	ops_lock_fill(ops);
