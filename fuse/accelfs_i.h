@@ -184,6 +184,7 @@ struct accelfs {
 	bool dont_mask;	   /* FUSE_DONT_MASK negotiated: we apply the umask */
 	bool killpriv_v2;  /* FUSE_HANDLE_KILLPRIV_V2 negotiated (see killpriv.c) */
 	bool uring_wanted; /* FUSE over io_uring asked of libfuse (transport.c) */
+	bool uring_active; /* atomic: ... and the kernel agreed (set at INIT) */
 	/* FUSE_PASSTHROUGH asked at INIT (passthrough.c) */
 	bool passthrough;
 	/* shared mode (shared.c), settled before mounting */
@@ -279,6 +280,9 @@ int xattr_caps_kill(struct inode *n, int fd);
 int transport_choose(char *why, size_t len);
 const char *transport_fuse_opt(void);
 const char *transport_describe(const struct fuse_conn_info *conn);
+void transport_init(const struct fuse_conn_info *conn);
+/* May a thread other than the one a request came to reply to it? */
+bool transport_foreign_replies(void);
 /* passthrough.c: per-file kernel passthrough (see there) */
 struct tuning_values;
 void passthrough_init(struct fuse_conn_info *conn, bool writeback_cache);

@@ -44,6 +44,10 @@ static void kinval_done(struct slow_req *s)
 
 int kinval_start(struct kinval *k)
 {
+	/* the notification itself must not come from the ring thread either:
+	 * the reads it waits for may be queued on that very ring */
+	if (!transport_foreign_replies())
+		return -EOPNOTSUPP;
 	k->slow.run = kinval_run;
 	k->slow.done = kinval_done;
 	return slow_start(&k->slow);

@@ -25,7 +25,8 @@ struct kinval {
 /*
  * Run @k (slow.req, ino, off, len, then set) in a thread of its own; the
  * state is freed after @then. Returns 0, or -errno: nothing ran, and the
- * caller replies and frees.
+ * caller replies and frees (-EOPNOTSUPP: over FUSE's io_uring transport,
+ * where no other thread may reply; see transport_foreign_replies).
  */
 int kinval_start(struct kinval *k);
 

@@ -27,6 +27,7 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 		  accelfs.opts.kernel_cache != KERNEL_CACHE_NEVER &&
 		  (conn->capable & FUSE_CAP_WRITEBACK_CACHE);
 
+	transport_init(conn);
 	passthrough_init(conn, wb);
 	wb = wb && !accelfs.passthrough; /* the kernel's writeback cache, from here on */
 	if (wb)

@@ -87,8 +87,17 @@ static void accel_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		.whence = whence,
 	};
 	ret = kinval_start(&w->k);
-	if (ret) { /* the user's share of waiting requests is taken: no exact answer */
+	if (ret)
 		free(w);
+	if (ret == -EOPNOTSUPP) {
+		/* Over FUSE's io_uring: the kernel answers this and every later
+		 * SEEK_DATA/SEEK_HOLE of the mount itself (data up to its EOF),
+		 * which never calls a hole what a process wrote. */
+		log_msg(LOG_NOTICE, "SEEK_DATA/SEEK_HOLE answered by the kernel from now on "
+				    "(all data): its dirty pages cannot be written back first "
+				    "over FUSE's io_uring");
+		fuse_reply_err(req, ENOSYS);
+	} else if (ret) { /* the user's share of waiting requests is taken */
 		fuse_reply_err(req, EAGAIN);
 	}
 }
