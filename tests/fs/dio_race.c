@@ -31,14 +31,14 @@
 #define ALIGN 4096
 
 static int rfd;
-static volatile int stop;
+static int stop; /* atomic */
 
 static void *reader(void *arg)
 {
 	char *buf = malloc(LEN);
 
 	(void)arg;
-	while (buf && !stop)
+	while (buf && !__atomic_load_n(&stop, __ATOMIC_RELAXED))
 		if (pread(rfd, buf, LEN, 0) < 0)
 			break;
 	free(buf);
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 				break;
 			}
 	}
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	if (aio)
 		syscall(SYS_io_destroy, ctx);

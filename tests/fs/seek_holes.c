@@ -122,7 +122,8 @@ static void copy(const char *how, int fd)
 		printf("cp %s: failed\n", how ? how : "");
 		return;
 	}
-	printf("cp %s: %s\n", how ? how : "(plain)", same(dst, fd) ? "same bytes" : "DIFFERENT BYTES");
+	printf("cp %s: %s\n", how ? how : "(plain)",
+	       same(dst, fd) ? "same bytes" : "DIFFERENT BYTES");
 	cfd = open(dst, O_RDONLY);
 	if (cfd >= 0) {
 		map(how ? "its copy" : "the plain copy", cfd);
