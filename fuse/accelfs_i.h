@@ -93,7 +93,10 @@ struct inode {
 
 	pthread_mutex_t lock; /* protects the fields below */
 	unsigned int opens;   /* open files; changed under the lock, read atomically without it */
-	bool stamp_valid;     /* backing file state the kernel was last told about */
+	/* of opens, those for writing: while there is one, the kernel's writeback
+	 * cache may hold pages SOURCE has not seen (ops_seek.c); as opens */
+	unsigned int wopens;
+	bool stamp_valid; /* backing file state the kernel was last told about */
 	struct timespec stamp_mtime;
 	struct timespec stamp_ctime;
 	off_t stamp_size;
@@ -128,6 +131,9 @@ struct inode {
 	int lost_err;	       /* atomic: the last such -errno */
 	unsigned int lost_seq; /* atomic: how many there were */
 	int wb_fd; /* wb_lock: the daemon's own O_WRONLY descriptor for write-back, -1: none yet */
+	/* atomic: a request through the kernel's page cache was served since a
+	 * direct write last had the kernel drop the file's pages (ops_file.c) */
+	bool kernel_pages;
 };
 
 /* Open files and directories are listed so shutdown can free what the
@@ -151,6 +157,7 @@ struct open_file {
 	uint64_t next_check;	/* atomic: revalidate=S, CLOCK_MONOTONIC ns of the next check */
 	bool changed;		/* atomic: the watcher saw SOURCE change it: check at next read */
 	int flags;		/* open(2) flags */
+	bool direct_io;	  /* opened FOPEN_DIRECT_IO: its I/O bypasses the page cache; immutable */
 	bool defer;	  /* writes may be deferred (deferred_write, not O_SYNC unless relaxed) */
 	bool relaxed;	  /* sync=relaxed: fsync/O_SYNC mean "within flush_interval" */
 	bool deferred;	  /* atomic: this handle deferred a write (the flusher looks) */
@@ -182,6 +189,7 @@ struct accelfs {
 	bool dont_mask;	   /* FUSE_DONT_MASK negotiated: we apply the umask */
 	bool killpriv_v2;  /* FUSE_HANDLE_KILLPRIV_V2 negotiated (see killpriv.c) */
 	bool uring_wanted; /* FUSE over io_uring asked of libfuse (transport.c) */
+	bool uring_active; /* atomic: ... and the kernel agreed (set at INIT) */
 	/* FUSE_PASSTHROUGH asked at INIT (passthrough.c) */
 	bool passthrough;
 	/* shared mode (shared.c), settled before mounting */
@@ -277,6 +285,9 @@ int xattr_caps_kill(struct inode *n, int fd);
 int transport_choose(char *why, size_t len);
 const char *transport_fuse_opt(void);
 const char *transport_describe(const struct fuse_conn_info *conn);
+void transport_init(const struct fuse_conn_info *conn);
+/* May a thread other than the one a request came to reply to it? */
+bool transport_foreign_replies(void);
 /* passthrough.c: per-file kernel passthrough (see there) */
 struct tuning_values;
 void passthrough_init(struct fuse_conn_info *conn, bool writeback_cache);
@@ -322,6 +333,8 @@ void ops_dir_fill(struct fuse_lowlevel_ops *ops);
  * asking (ops_dir.c)? */
 void ops_dir_init(struct fuse_conn_info *conn);
 void ops_xattr_fill(struct fuse_lowlevel_ops *ops);
+/* ops_seek.c: lseek (SEEK_DATA/SEEK_HOLE answered from SOURCE, see there) */
+void ops_seek_fill(struct fuse_lowlevel_ops *ops);
 void ops_fill(struct fuse_lowlevel_ops *ops);
 /* At exit: free the open files and directories the kernel still held. */
 void ops_file_release_all(void);

@@ -28,6 +28,7 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 		  accelfs.opts.kernel_cache != KERNEL_CACHE_NEVER &&
 		  (conn->capable & FUSE_CAP_WRITEBACK_CACHE);
 
+	transport_init(conn);
 	passthrough_init(conn, wb);
 	wb = wb && !accelfs.passthrough; /* the kernel's writeback cache, from here on */
 	if (wb)
@@ -136,6 +137,7 @@ void ops_fill(struct fuse_lowlevel_ops *ops)
 	ops->init = accel_init;
 	ops_entry_fill(ops);
 	ops_file_fill(ops);
+	ops_seek_fill(ops);
 	ops_dir_fill(ops);
 	ops_xattr_fill(ops);
 	ops_lock_fill(ops);

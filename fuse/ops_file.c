@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * ops_file.c - open files: open/create/release, data I/O through the
- * backend, fsync, fallocate, copy_file_range and lseek.
+ * backend, fsync, fallocate and copy_file_range (lseek: ops_seek.c).
  *
  * Without lock forwarding, FLUSH is handled only with deferred write
  * (accel_flush), and a handle that
@@ -28,6 +28,7 @@
 
 #include "accelfs_i.h"
 #include "creds.h"
+#include "kinval.h"
 #include "slow.h"
 #include "thread_buf.h"
 #include "tuning.h"
@@ -180,6 +181,8 @@ static int handle_free(struct open_file *of)
 	/* nothing is written back after the last close */
 	if (__atomic_sub_fetch(&n->opens, 1, __ATOMIC_RELAXED) == 0)
 		__atomic_store_n(&n->times_pending, false, __ATOMIC_RELAXED);
+	if ((of->flags & O_ACCMODE) != O_RDONLY)
+		__atomic_sub_fetch(&n->wopens, 1, __ATOMIC_RELAXED);
 	backing_id = passthrough_release_locked(of);
 	pthread_mutex_unlock(&n->lock);
 	handle_list_del(&of->link, &open_files_lock);
@@ -262,6 +265,9 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 	 * them would otherwise set them again after this open's write-back. */
 	if (__atomic_fetch_add(&n->opens, 1, __ATOMIC_RELAXED) == 0)
 		__atomic_store_n(&n->times_pending, false, __ATOMIC_RELAXED);
+	if ((fi->flags & O_ACCMODE) != O_RDONLY)
+		__atomic_add_fetch(&n->wopens, 1, __ATOMIC_RELAXED);
+	of->direct_io = fi->direct_io;
 	pthread_mutex_unlock(&n->lock);
 	cache_io_open(of, st, read ? &t : NULL);
 	/* A handle that defers nothing has nothing to put on SOURCE at close:
@@ -589,6 +595,24 @@ static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	fuse_reply_err(req, -ret);
 }
 
+/*
+ * Did @fi's request come through the kernel's page cache (a buffered read or
+ * write of a cached handle, or the write-back of pages)? Then the kernel may
+ * hold pages of the file from now on: noted before the request touches the
+ * data (see write_direct_reply).
+ */
+static void kernel_pages_note(struct fuse_file_info *fi)
+{
+	struct open_file *of = fh_of(fi);
+
+	/* stored only if clear (no shared line written per read): a clearing
+	 * invalidation still drops this request's pages, which the kernel
+	 * put in the page cache, locked, before it sent the request */
+	if ((fi->writepage || !((fi->flags & O_DIRECT) || of->direct_io)) &&
+	    !__atomic_load_n(&of->inode->kernel_pages, __ATOMIC_SEQ_CST))
+		__atomic_store_n(&of->inode->kernel_pages, true, __ATOMIC_SEQ_CST);
+}
+
 static void accel_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
@@ -596,6 +620,7 @@ static void accel_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	ssize_t n;
 
 	(void)ino;
+	kernel_pages_note(fi);
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -649,6 +674,61 @@ static ssize_t write_durable(struct open_file *of, off_t off, ssize_t n)
 	return sync_file_range(of->fd, off, n, how) ? -errno : n;
 }
 
+struct write_wait {
+	struct kinval k; /* first */
+	size_t n;
+};
+
+static void write_then(struct kinval *k)
+{
+	fuse_reply_write(k->slow.req, ((struct write_wait *)k)->n);
+}
+
+/*
+ * A direct write (O_DIRECT, or through a handle opened FOPEN_DIRECT_IO) to a
+ * file that other handles read through the kernel's page cache: completed
+ * asynchronously (AIO, io_uring), the kernel does not drop the range's
+ * pages after the write as it does for a synchronous one on a cached
+ * handle, and a buffered read racing the write may have filled them with
+ * the old bytes (xfstests generic/451; seen through both kinds of handle).
+ * So the reply waits until the kernel has dropped them (kinval.c); the
+ * daemon's own buffers of the range were dropped by the write
+ * (cache_io_write_begin).
+ *
+ * Only where a request through the page cache was served since the last
+ * such invalidation (kernel_pages, set before that request read or wrote
+ * SOURCE, taken here after this write reached it: one of the two sees the
+ * other), and then of the whole file, after which the kernel holds none of
+ * its pages: a file only ever written and read directly (a database) pays
+ * nothing. Not with kernel_cache=never: no handle reads through the page
+ * cache, which serves shared mappings only, and the kernel drops those
+ * pages around every write. Returns 0: the reply is on its way; else the
+ * caller replies (with no thread to spare, without the invalidation:
+ * slow.c logged the refusal).
+ */
+static int write_direct_reply(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, size_t n)
+{
+	struct inode *node = fh_of(fi)->inode;
+	struct write_wait *w;
+
+	if (fi->writepage || accelfs.opts.kernel_cache == KERNEL_CACHE_NEVER ||
+	    !((fi->flags & O_DIRECT) || fh_of(fi)->direct_io) ||
+	    !__atomic_exchange_n(&node->kernel_pages, false, __ATOMIC_SEQ_CST))
+		return -EINVAL;
+	w = malloc(sizeof(*w));
+	if (w) {
+		*w = (struct write_wait){
+			.k = { .slow = { .req = req }, .ino = ino, .then = write_then }, .n = n
+		};
+		if (!kinval_start(&w->k))
+			return 0;
+		free(w);
+	}
+	/* not dropped: the next direct write tries again */
+	__atomic_store_n(&node->kernel_pages, true, __ATOMIC_SEQ_CST);
+	return -EAGAIN;
+}
+
 static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 			    struct fuse_file_info *fi)
 {
@@ -656,6 +736,7 @@ static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 	/* past shutdown's final sync: refused, not acknowledged and dropped */
 	ssize_t n = shutdown_refuse(of->inode, "a write");
 
+	kernel_pages_note(fi);
 	if (n == 0) {
 		killpriv_on_write(req, ino, fi, of); /* set-ID bits and capabilities: killpriv.c */
 		n = wb_write(of, in, off);
@@ -676,6 +757,8 @@ static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 reply:
 	if (n > 0)
 		times_written(of);
+	if (n > 0 && !write_direct_reply(req, ino, fi, (size_t)n))
+		return;
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -733,24 +816,6 @@ static void accel_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_i
 		fuse_reply_write(req, n);
 }
 
-static void accel_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
-			struct fuse_file_info *fi)
-{
-	off_t res;
-
-	(void)ino;
-	/* SEEK_DATA/SEEK_HOLE ask SOURCE where the data is: deferred bytes first */
-	if ((res = wb_flush_now(fh_of(fi)))) {
-		fuse_reply_err(req, (int)-res);
-		return;
-	}
-	res = lseek(fh_of(fi)->fd, off, whence);
-	if (res < 0)
-		fuse_reply_err(req, errno);
-	else
-		fuse_reply_lseek(req, res);
-}
-
 void ops_file_release_all(void)
 {
 	while (open_files.next && open_files.next != &open_files)
@@ -770,7 +835,6 @@ void ops_file_fill(struct fuse_lowlevel_ops *ops)
 	ops->write_buf = accel_write_buf;
 	ops->fallocate = accel_fallocate;
 	ops->copy_file_range = accel_copy_file_range;
-	ops->lseek = accel_lseek;
 	if ((accelfs.opts.deferred_write && accelfs.opts.cache) ||
 	    accelfs.opts.locks == LOCKS_FORWARD)
 		ops->flush = accel_flush;

@@ -91,6 +91,30 @@ const char *transport_fuse_opt(void)
 	return accelfs.uring_wanted ? "io_uring" : NULL;
 }
 
+/* At INIT: note whether requests come over io_uring (transport_foreign_replies). */
+void transport_init(const struct fuse_conn_info *conn)
+{
+#ifdef ACCEL_HAVE_FUSE_URING
+	bool ring = accelfs.uring_wanted && (conn->capable & FUSE_CAP_OVER_IO_URING);
+
+	__atomic_store_n(&accelfs.uring_active, ring, __ATOMIC_RELAXED);
+#else
+	(void)conn;
+#endif
+}
+
+/*
+ * Over FUSE's io_uring transport libfuse (3.18) takes a reply from a thread
+ * other than the ring's own under a lock its ring thread does not hold while
+ * it submits: two threads then fill one submission queue, and replies were
+ * lost or garbled (a SEEK_HOLE answered -1, ECANCELED, a writer hung in the
+ * tests of kinval.c). Over /dev/fuse any thread may reply.
+ */
+bool transport_foreign_replies(void)
+{
+	return !__atomic_load_n(&accelfs.uring_active, __ATOMIC_RELAXED);
+}
+
 /* At INIT: what the kernel agreed to, for the log. */
 const char *transport_describe(const struct fuse_conn_info *conn)
 {
