@@ -17,7 +17,12 @@
  * wait with locks=forward would hold its process until the lock came, where
  * F_SETLKW must return EINTR. So "auto" takes the ring only with
  * locks=local (the kernel's own lock waits), and "on" with locks=forward
- * serves over it with a warning in the log.
+ * serves over it with a warning in the log. A reply from another thread
+ * (a lock wait, a lease break: fuse/slow.c) is taken by libfuse under its
+ * queue lock, but its ring thread flushes the submission queue outside it,
+ * so such replies are left to /dev/fuse where they can be (kinval.c asks
+ * transport_foreign_replies()); slow.c's are the exception io_uring=on
+ * accepts.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -17,7 +17,9 @@ flock -w 300 9 || skip "another run holds the io_uring sysctl lock"
 old=$(cat $knob)
 echo 2 >$knob 2>/dev/null || skip "cannot write $knob"
 restore() {
+	local rc=$? # the test's status, not the restore's
 	echo "$old" >$knob
+	(exit $rc)
 	accel_cleanup
 }
 trap restore EXIT
