@@ -146,7 +146,7 @@ else
 fi
 
 # 5. accel monitor's mount view
-trap '"${TM[@]}" kill-server 2>/dev/null; cfs_cleanup' EXIT
+trap 'rc=$?; "${TM[@]}" kill-server 2>/dev/null; (exit $rc); cfs_cleanup' EXIT
 tmux_start 80 24 "TERM=tmux-256color $ACCEL monitor --mount $A --interval 0.5; sleep 60"
 wait_screen "^\(Mount\) $A +pid $PID_A +pool $POOL\$" "mount view title"
 wait_screen "accelfs MOUNT STATISTICS" "title"

@@ -25,7 +25,7 @@ if [ -z "${ACCEL_IN_NS:-}" ]; then
 		skip "unshare -m is not permitted (needed to put accelfs in mount(8)'s PATH)"
 	ACCEL_IN_NS=1 exec unshare -m --propagation private "$0" "$@"
 fi
-trap 'umount /usr/local/sbin 2>/dev/null; accel_cleanup' EXIT
+trap 'rc=$?; umount /usr/local/sbin 2>/dev/null; (exit $rc); accel_cleanup' EXIT
 
 accel_tmpdir
 base=$ACCEL_TMP
