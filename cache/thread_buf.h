@@ -29,4 +29,13 @@ enum thread_buf_use {
  */
 void *thread_buf_get(enum thread_buf_use use, size_t size);
 
+#define THREAD_BUF_REPLY_MIN (1U << 20)
+
+/* The thread's reply buffer, 1 MiB at least: not regrown for each size. */
+static inline void *thread_buf_reply(size_t size)
+{
+	return thread_buf_get(THREAD_BUF_REPLY,
+			      size < THREAD_BUF_REPLY_MIN ? THREAD_BUF_REPLY_MIN : size);
+}
+
 #endif

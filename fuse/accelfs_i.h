@@ -313,9 +313,6 @@ mode_t entry_mode(fuse_req_t req, mode_t mode);
 /* Fill @e for the object open as @fd (adds a lookup); the name is not looked up again. */
 int entry_from_fd(int fd, struct fuse_entry_param *e);
 
-/* Per-thread scratch buffer for reads and directory listings (never shrinks). */
-void *scratch_get(size_t size);
-
 /* Monotonic time in ns, to the clock tick (a few ms): for intervals, not order. */
 static inline uint64_t now_ns(void)
 {

@@ -44,6 +44,7 @@
 
 #include "accelfs_i.h"
 #include "creds.h"
+#include "thread_buf.h"
 #include "watch.h"
 
 static inline struct dir_handle *dh_of(struct fuse_file_info *fi)
@@ -230,7 +231,7 @@ static bool eof_take(struct inode *n, off_t off)
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct dir_handle *d,
 		       bool plus, struct inode *eof_node)
 {
-	char *buf = scratch_get(size), *p = buf;
+	char *buf = thread_buf_reply(size), *p = buf;
 	size_t rem = size;
 	ssize_t n;
 	int err = 0;

@@ -35,14 +35,6 @@
 #include "uid_share.h"
 #include "watch.h"
 
-#define SCRATCH_MIN (1U << 20)
-
-/* The thread's reply buffer (thread_buf.h), 1 MiB at least: not regrown per size. */
-void *scratch_get(size_t size)
-{
-	return thread_buf_get(THREAD_BUF_REPLY, size < SCRATCH_MIN ? SCRATCH_MIN : size);
-}
-
 static inline struct open_file *fh_of(struct fuse_file_info *fi)
 {
 	return (struct open_file *)(uintptr_t)fi->fh;
@@ -616,7 +608,7 @@ static void kernel_pages_note(struct fuse_file_info *fi)
 static void accel_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
-	void *buf = scratch_get(size);
+	void *buf = thread_buf_reply(size);
 	ssize_t n;
 
 	(void)ino;

@@ -15,6 +15,7 @@
 
 #include "accelfs_i.h"
 #include "creds.h"
+#include "thread_buf.h"
 
 #define XATTR_MAX (64 * 1024)
 
@@ -127,7 +128,7 @@ static void accel_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, siz
 	}
 	if (size > XATTR_MAX)
 		size = XATTR_MAX;
-	if (size && !(buf = scratch_get(size))) {
+	if (size && !(buf = thread_buf_reply(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
@@ -157,7 +158,7 @@ static void accel_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	}
 	if (bufsize > XATTR_MAX)
 		bufsize = XATTR_MAX;
-	if (bufsize && !(buf = scratch_get(bufsize))) {
+	if (bufsize && !(buf = thread_buf_reply(bufsize))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}

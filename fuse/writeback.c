@@ -30,6 +30,7 @@
 #include "accelfs_i.h"
 #include "creds.h"
 #include "stream.h"
+#include "thread_buf.h"
 #include "watch.h"
 
 static uint32_t owner; /* our pid: the owner of our dirty buffers */
@@ -251,7 +252,7 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 		data = in->buf[in->idx].mem;
 	} else {
 		struct fuse_bufvec out = FUSE_BUFVEC_INIT(size);
-		void *tmp = scratch_get(size);
+		void *tmp = thread_buf_reply(size);
 
 		out.buf[0].mem = tmp;
 		if (!tmp || fuse_buf_copy(&out, in, 0) != (ssize_t)size)
