@@ -35,6 +35,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
@@ -186,6 +187,9 @@ struct accelfs {
 	char *source_real;     /* canonical SOURCE path */
 	char *mountpoint_real; /* canonical MOUNTPOINT path */
 	struct inode root;
+	/* The buffer cache's pool (cache_io.c opens and closes it before and
+	 * after serving; read without a lock), NULL when the cache is off. */
+	struct pool *pool;
 	bool dont_mask;	   /* FUSE_DONT_MASK negotiated: we apply the umask */
 	bool killpriv_v2;  /* FUSE_HANDLE_KILLPRIV_V2 negotiated (see killpriv.c) */
 	bool uring_wanted; /* FUSE over io_uring asked of libfuse (transport.c) */
@@ -255,7 +259,11 @@ void inode_fd_log_mode(void);
 bool inode_handles_used(void);
 /* "/proc/self/fd/N" for a descriptor; @buf must hold PROC_FD_LEN bytes. */
 #define PROC_FD_LEN 32
-const char *proc_fd_path(int fd, char *buf);
+static inline const char *proc_fd_path(int fd, char *buf)
+{
+	snprintf(buf, PROC_FD_LEN, "/proc/self/fd/%d", fd);
+	return buf;
+}
 
 /* inode_fh.c: file handle -> node id, for the watcher (see there) */
 void inode_fh_add(struct inode *n);
@@ -336,14 +344,39 @@ void ops_fill(struct fuse_lowlevel_ops *ops);
 /* At exit: free the open files and directories the kernel still held. */
 void ops_file_release_all(void);
 void ops_dir_release_all(void);
-void handle_list_add(struct handle_link *head, struct handle_link *h, pthread_mutex_t *lock);
-void handle_list_del(struct handle_link *h, pthread_mutex_t *lock);
+
+/* A handle list (open files, open directories) under its @lock. */
+static inline void handle_list_add(struct handle_link *head, struct handle_link *h,
+				   pthread_mutex_t *lock)
+{
+	pthread_mutex_lock(lock);
+	if (!head->next)
+		head->next = head->prev = head;
+	h->next = head->next;
+	h->prev = head;
+	head->next->prev = h;
+	head->next = h;
+	pthread_mutex_unlock(lock);
+}
+
+static inline void handle_list_del(struct handle_link *h, pthread_mutex_t *lock)
+{
+	pthread_mutex_lock(lock);
+	h->prev->next = h->next;
+	h->next->prev = h->prev;
+	pthread_mutex_unlock(lock);
+}
+
+/* The pool's name as the mount asked for it (-o pool=), or the default. */
+static inline const char *cache_io_pool_name(void)
+{
+	return accelfs.opts.pool_name ? accelfs.opts.pool_name : POOL_DEFAULT_NAME;
+}
 
 /* cache_io.c: file data through the buffer cache (see there) */
 int cache_io_init(char *err, size_t errlen);
 void cache_io_shutdown(void);
 void cache_io_abandon(void);
-const char *cache_io_pool_name(void);
 void cache_io_describe(char *buf, size_t len);
 /* @t: the file's tuning if already read, else NULL */
 int cache_io_open(struct open_file *of, const struct stat *st, const struct tuning_values *t);
@@ -351,7 +384,6 @@ int cache_io_open(struct open_file *of, const struct stat *st, const struct tuni
 void cache_io_count_passthrough(bool ok);
 void cache_io_close(struct open_file *of);
 ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off);
-struct pool *cache_io_pool(void);
 int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len);
 void cache_io_write_end(struct open_file *of, uint64_t off, ssize_t res);
 void cache_io_truncated(struct open_file *of, uint64_t size);
@@ -384,15 +416,6 @@ void readahead_io_stop(void);
 void cache_io_readahead(struct open_file *of, uint64_t off, size_t len);
 /* ops_entry.c: keep @tv (UTIME_OMIT: not set) as the open file's times to re-apply */
 void times_keep(struct inode *n, const struct timespec tv[2]);
-
-/* ops_file.c: call @fn for every open file that deferred a write (outside the list lock) */
-void ops_file_foreach_deferred(void (*fn)(struct open_file *of, void *arg), void *arg);
-/* After a failed sync of SOURCE: each written open file's error, as a lost write. */
-void ops_file_check_written(void);
-/* fstat through an open handle of @n: 0 or -errno; @err if none is open */
-int ops_file_fstat_open(struct inode *n, struct stat *st, int err);
-/* ... for every open file, under the open file list lock: @fn must not block */
-void ops_file_foreach(void (*fn)(struct open_file *of, void *arg), void *arg);
 
 /* ops_lock.c: locks taken on SOURCE (locks=forward; see there) */
 void ops_lock_fill(struct fuse_lowlevel_ops *ops);

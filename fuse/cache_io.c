@@ -27,8 +27,6 @@
 #include "stream.h"
 #include "tuning.h"
 
-static struct pool *pool; /* NULL when the cache is off */
-
 #define TIMEOUT_LOG_NS 10000000000ULL /* lock timeouts: one log line per 10 s at most */
 
 int cache_io_init(char *err, size_t errlen)
@@ -48,13 +46,13 @@ int cache_io_init(char *err, size_t errlen)
 
 	if (!o->cache)
 		return 0;
-	ret = pool_open(&cfg, &pool);
+	ret = pool_open(&cfg, &accelfs.pool);
 	/* a truncated segment must detach the pool, not kill the mount */
-	if (!ret && (ret = pool_guard_sigbus(pool)) != 0) {
+	if (!ret && (ret = pool_guard_sigbus(accelfs.pool)) != 0) {
 		snprintf(err, errlen, "pool %s: cannot install the SIGBUS guard: %s",
 			 cache_io_pool_name(), strerror(-ret));
-		pool_close(pool);
-		pool = NULL;
+		pool_close(accelfs.pool);
+		accelfs.pool = NULL;
 	}
 	return ret;
 }
@@ -66,21 +64,21 @@ int cache_io_init(char *err, size_t errlen)
  */
 void cache_io_shutdown(void)
 {
-	if (pool && !accelfs.opts.pool_keep && pool_unlink(cache_io_pool_name()) == 0)
+	if (accelfs.pool && !accelfs.opts.pool_keep && pool_unlink(cache_io_pool_name()) == 0)
 		log_msg(LOG_INFO, "pool %s removed (pool_keep=no)", cache_io_pool_name());
-	pool_close(pool);
-	pool = NULL;
+	pool_close(accelfs.pool);
+	accelfs.pool = NULL;
 }
 
 void cache_io_describe(char *buf, size_t len)
 {
 	struct pool_info info;
 
-	if (!pool) {
+	if (!accelfs.pool) {
 		snprintf(buf, len, "no global buffers");
 		return;
 	}
-	pool_info(pool, &info);
+	pool_info(accelfs.pool, &info);
 	snprintf(buf, len, "pool %s: %u buffers of %u KiB (%llu MiB, %s), %u local per file",
 		 cache_io_pool_name(), info.nbufs, info.bucket_size >> 10,
 		 (unsigned long long)(info.data_size >> 20), info.created ? "created" : "attached",
@@ -92,18 +90,13 @@ void cache_io_abandon(void)
 {
 	struct pool_info info;
 
-	if (!pool)
+	if (!accelfs.pool)
 		return;
-	pool_info(pool, &info);
+	pool_info(accelfs.pool, &info);
 	if (info.created)
 		pool_unlink(cache_io_pool_name());
-	pool_close(pool);
-	pool = NULL;
-}
-
-const char *cache_io_pool_name(void)
-{
-	return accelfs.opts.pool_name ? accelfs.opts.pool_name : POOL_DEFAULT_NAME;
+	pool_close(accelfs.pool);
+	accelfs.pool = NULL;
 }
 
 static int64_t ts_ns(const struct timespec *ts)
@@ -170,9 +163,10 @@ static void pool_watch(void)
 {
 	static uint64_t logged, next_log;
 	static bool broken;
-	uint64_t n = pool_guard_lock_timeouts(pool), now;
+	uint64_t n = pool_guard_lock_timeouts(accelfs.pool), now;
 
-	if (pool_guard_broken(pool) && !__atomic_exchange_n(&broken, true, __ATOMIC_RELAXED))
+	if (pool_guard_broken(accelfs.pool) &&
+	    !__atomic_exchange_n(&broken, true, __ATOMIC_RELAXED))
 		log_msg(LOG_ERR,
 			"pool %s: segment truncated or damaged (SIGBUS): detached, serving from "
 			"SOURCE; deferred bytes in it are lost (EIO at fsync/close); remove it: "
@@ -220,20 +214,20 @@ int cache_io_open(struct open_file *of, const struct stat *st, const struct tuni
 	of->stream = NULL;
 	of->dfd = -1;
 	of->rmw_fd = -1;
-	if (!pool || !S_ISREG(st->st_mode) || of->passthrough)
+	if (!accelfs.pool || !S_ISREG(st->st_mode) || of->passthrough)
 		return 0; /* passthrough: the kernel does the I/O, nothing to cache or defer */
 	pool_watch();
-	if (pool_guard_broken(pool))
+	if (pool_guard_broken(accelfs.pool))
 		return 0; /* detached: SOURCE only */
 	file_id(st, &of->id);
 	file_id_handle(of->inode, &of->id);
 	/* with the daemon's credentials (after creds_leave): it may open by handle */
-	pool_recover_file(pool, &of->id, wb_recover_log, NULL);
+	pool_recover_file(accelfs.pool, &of->id, wb_recover_log, NULL);
 	of->known_size = of->id.size;
 	file_tuning(of->fd, tv, &t);
 	len = readlink(proc_fd_path(of->fd, proc), path, sizeof(path) - 1);
 	path[len > 0 ? len : 0] = '\0';
-	ret = stream_open(pool, &of->id, path, t.quota, t.nlocal, &of->stream);
+	ret = stream_open(accelfs.pool, &of->id, path, t.quota, t.nlocal, &of->stream);
 	if (ret) {
 		/* a full file table is no reason to fail an open: read through */
 		log_msg(LOG_DEBUG, "%s: not cached: %s", path, strerror(-ret));
@@ -249,15 +243,10 @@ int cache_io_open(struct open_file *of, const struct stat *st, const struct tuni
 	return 0;
 }
 
-struct pool *cache_io_pool(void)
-{
-	return pool;
-}
-
 void cache_io_count_passthrough(bool ok)
 {
-	if (pool && !pool_guard_broken(pool))
-		pool_stats_count_pool(pool, ok ? POOL_C_PT_OPENS : POOL_C_PT_FALLBACKS, 1);
+	if (accelfs.pool && !pool_guard_broken(accelfs.pool))
+		pool_stats_count_pool(accelfs.pool, ok ? POOL_C_PT_OPENS : POOL_C_PT_FALLBACKS, 1);
 }
 
 void cache_io_close(struct open_file *of)
@@ -362,7 +351,7 @@ static ssize_t read_backend(void *arg, void *buf, size_t len, uint64_t off)
 static ssize_t read_short(struct open_file *of, void *buf, size_t size, off_t off, ssize_t n,
 			  uint64_t end)
 {
-	uint64_t bsize = pool_bucket_size(pool);
+	uint64_t bsize = pool_bucket_size(accelfs.pool);
 	uint8_t *p = buf;
 
 	if (end > (uint64_t)off + size)
@@ -463,7 +452,7 @@ static void recover_as_daemon(const struct pool_file_id *id)
 {
 	bool suspended = creds_suspend();
 
-	pool_recover_file(pool, id, wb_recover_log, NULL);
+	pool_recover_file(accelfs.pool, id, wb_recover_log, NULL);
 	/* the rest of the request must not run as root: fail closed (as wb_fd_get) */
 	if (creds_resume(suspended)) {
 		log_msg(LOG_CRIT, "cannot take the caller's credentials again: stopping");
@@ -482,7 +471,7 @@ int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode 
 	struct stat st;
 	int ret, fd;
 
-	if (!pool)
+	if (!accelfs.pool)
 		return fn(n, size);
 	fd = inode_fd_get(n);
 	ret = INODE_FD_OR(fd, fstatat(fd, "", &st, AT_EMPTY_PATH));
@@ -492,7 +481,7 @@ int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode 
 	file_id(&st, &id);
 	file_id_handle(n, &id);
 	recover_as_daemon(&id);
-	if (pool_file_get(pool, &id, NULL, 0, &pf))
+	if (pool_file_get(accelfs.pool, &id, NULL, 0, &pf))
 		return fn(n, size); /* no slot: the file is not cached either */
 	if (pool_buf_write_begin(pf, 0, 0)) {
 		ret = fn(n, size);

@@ -892,29 +892,3 @@ size_t inode_all_ids(fuse_ino_t **out)
 	*out = ids;
 	return cnt;
 }
-
-const char *proc_fd_path(int fd, char *buf)
-{
-	snprintf(buf, PROC_FD_LEN, "/proc/self/fd/%d", fd);
-	return buf;
-}
-
-void handle_list_add(struct handle_link *head, struct handle_link *h, pthread_mutex_t *lock)
-{
-	pthread_mutex_lock(lock);
-	if (!head->next)
-		head->next = head->prev = head;
-	h->next = head->next;
-	h->prev = head;
-	head->next->prev = h;
-	head->next = h;
-	pthread_mutex_unlock(lock);
-}
-
-void handle_list_del(struct handle_link *h, pthread_mutex_t *lock)
-{
-	pthread_mutex_lock(lock);
-	h->prev->next = h->next;
-	h->next->prev = h->prev;
-	pthread_mutex_unlock(lock);
-}

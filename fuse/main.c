@@ -213,9 +213,9 @@ static void warn_pool_geometry(void)
 	const struct accelfs_opts *o = &accelfs.opts;
 	struct pool_info in;
 
-	if (!cache_io_pool())
+	if (!accelfs.pool)
 		return;
-	pool_info(cache_io_pool(), &in);
+	pool_info(accelfs.pool, &in);
 	if (in.created || ((!o->global_cache || o->global_cache == in.data_size) &&
 			   (!o->global_buffers || o->global_buffers == in.nbufs) &&
 			   (!o->bucket_size || o->bucket_size == in.bucket_size)))

@@ -20,6 +20,7 @@
 
 #include "accelfs_i.h"
 #include "creds.h"
+#include "open_files.h"
 #include "watch.h"
 
 /*
@@ -37,7 +38,7 @@ static int stat_inode(struct inode *n, struct stat *st)
 
 	inode_fd_put(n, fd);
 	if ((ret == -ESTALE || ret == -ENOENT) && __atomic_load_n(&n->opens, __ATOMIC_RELAXED))
-		ret = ops_file_fstat_open(n, st, ret);
+		ret = open_files_fstat(n, st, ret);
 	return ret;
 }
 

@@ -29,6 +29,8 @@
 #include "accelfs_i.h"
 #include "creds.h"
 #include "kinval.h"
+#include "lost_write.h"
+#include "open_files.h"
 #include "slow.h"
 #include "thread_buf.h"
 #include "tuning.h"
@@ -152,10 +154,6 @@ static void times_written(struct open_file *of)
 	pthread_mutex_unlock(&n->lock);
 }
 
-static struct handle_link open_files; /* list head */
-static pthread_mutex_t open_files_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t open_files_idle = PTHREAD_COND_INITIALIZER; /* a handle's busy fell */
-
 /*
  * Free @of; returns the kernel backing id to close now (its inode's last
  * passthrough handle: for passthrough_close) or 0.
@@ -177,11 +175,7 @@ static int handle_free(struct open_file *of)
 		__atomic_sub_fetch(&n->wopens, 1, __ATOMIC_RELAXED);
 	backing_id = passthrough_release_locked(of);
 	pthread_mutex_unlock(&n->lock);
-	handle_list_del(&of->link, &open_files_lock);
-	pthread_mutex_lock(&open_files_lock);
-	while (of->busy) /* the flusher is writing it back: wait for it */
-		pthread_cond_wait(&open_files_idle, &open_files_lock);
-	pthread_mutex_unlock(&open_files_lock);
+	open_files_remove(of);
 	cache_io_close(of);
 	wb_last_handle(n);
 	lock_release_handle(of); /* before its descriptor: flock locks go with that */
@@ -199,7 +193,7 @@ static int handle_free(struct open_file *of)
 static bool file_tuning_read(const struct open_file *of, const struct stat *st, bool created,
 			     struct tuning_values *t, bool *read)
 {
-	*read = S_ISREG(st->st_mode) && (cache_io_pool() || accelfs.passthrough);
+	*read = S_ISREG(st->st_mode) && (accelfs.pool || accelfs.passthrough);
 	if (!*read)
 		return false;
 	if (created)
@@ -248,7 +242,7 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 	st = st ? st : &buf;
 	inode_note_mode(n, st);
 	wanted = file_tuning_read(of, st, created, &t, &read);
-	handle_list_add(&open_files, &of->link, &open_files_lock);
+	open_files_add(of);
 	pthread_mutex_lock(&n->lock);
 	if (!passthrough_open_locked(req, of, wanted, fi))
 		cache_policy(n, st, fi);
@@ -515,36 +509,6 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	fuse_reply_err(req, 0);
 }
 
-/*
- * The kernel's writeback of a page failed on SOURCE (ENOSPC, EDQUOT, EIO):
- * the page is clean again, so its bytes exist nowhere. Logged once per file
- * and error, and kept for every handle's next fsync and writer's close.
- */
-static void write_lost(struct open_file *of, int err)
-{
-	struct inode *n = of->inode;
-	char proc[PROC_FD_LEN], path[512];
-	ssize_t len;
-
-	if (__atomic_exchange_n(&n->lost_err, err, __ATOMIC_RELAXED) != err) {
-		len = readlink(proc_fd_path(of->fd, proc), path, sizeof(path) - 1);
-		path[len > 0 ? len : 0] = '\0';
-		log_msg(LOG_ERR, "%s: write-back failed: %s; reported at the next fsync and close",
-			path, strerror(-err));
-	}
-	__atomic_add_fetch(&n->lost_seq, 1, __ATOMIC_RELEASE);
-}
-
-/* A lost write (write_lost) this handle has not been told of: its -errno, once; else 0. */
-static int lost_check(struct open_file *of)
-{
-	unsigned int seq = __atomic_load_n(&of->inode->lost_seq, __ATOMIC_ACQUIRE);
-
-	if (__atomic_exchange_n(&of->lost_seen, seq, __ATOMIC_RELAXED) == seq)
-		return 0;
-	return __atomic_load_n(&of->inode->lost_err, __ATOMIC_RELAXED);
-}
-
 /* fsync is never deferred, unless the file's owner asked for sync=relaxed. */
 static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
@@ -554,14 +518,14 @@ static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 	(void)ino;
 	if (of->relaxed) {
 		ret = wb_fsync_relaxed(of);
-		fuse_reply_err(req, -(ret ? ret : lost_check(of)));
+		fuse_reply_err(req, -(ret ? ret : lost_write_check(of)));
 		return;
 	}
 	ret = wb_sync(of);
 	if (!ret)
 		ret = backend_fsync(of->fd, datasync);
 	if (!ret)
-		ret = lost_check(of);
+		ret = lost_write_check(of);
 	fuse_reply_err(req, -ret);
 }
 
@@ -578,7 +542,8 @@ static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 
 	(void)ino;
 	if (!ret && (fh_of(fi)->flags & O_ACCMODE) != O_RDONLY)
-		ret = lost_check(fh_of(fi));   /* a writer's close reports a lost write, as NFS's */
+		ret = lost_write_check(
+		    fh_of(fi));		       /* a writer's close reports a lost write, as NFS's */
 	times_apply(fh_of(fi));		       /* before close returns, not at the async release */
 	lock_flush(fh_of(fi), fi->lock_owner); /* POSIX: a close drops its process's locks */
 	if (!ret && !__atomic_load_n(&accelfs.opts.deferred_write, __ATOMIC_RELAXED) &&
@@ -745,7 +710,7 @@ static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 	}
 	n = write_durable(of, off, n);
 	if (n < 0 && fi->writepage)
-		write_lost(of, (int)n);
+		lost_write_note(of, (int)n);
 reply:
 	if (n > 0)
 		times_written(of);
@@ -810,8 +775,10 @@ static void accel_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_i
 
 void ops_file_release_all(void)
 {
-	while (open_files.next && open_files.next != &open_files)
-		handle_free((struct open_file *)open_files.next);
+	struct open_file *of;
+
+	while ((of = open_files_first()))
+		handle_free(of);
 }
 
 void ops_file_fill(struct fuse_lowlevel_ops *ops)
@@ -830,100 +797,4 @@ void ops_file_fill(struct fuse_lowlevel_ops *ops)
 	if ((accelfs.opts.deferred_write && accelfs.opts.cache) ||
 	    accelfs.opts.locks == LOCKS_FORWARD)
 		ops->flush = accel_flush;
-}
-
-void ops_file_foreach(void (*fn)(struct open_file *of, void *arg), void *arg)
-{
-	pthread_mutex_lock(&open_files_lock);
-	for (struct handle_link *h = open_files.next; h && h != &open_files; h = h->next)
-		fn((struct open_file *)h, arg);
-	pthread_mutex_unlock(&open_files_lock);
-}
-
-/*
- * fstat(2) through one of @n's open handles (pinned while in use): its
- * state, or @err if none is open.
- */
-int ops_file_fstat_open(struct inode *n, struct stat *st, int err)
-{
-	struct open_file *pinned = NULL;
-
-	pthread_mutex_lock(&open_files_lock);
-	for (struct handle_link *h = open_files.next; h && h != &open_files; h = h->next)
-		if (((struct open_file *)h)->inode == n) {
-			pinned = (struct open_file *)h;
-			pinned->busy++;
-			break;
-		}
-	pthread_mutex_unlock(&open_files_lock);
-	if (!pinned)
-		return err;
-	err = fstat(pinned->fd, st) ? -errno : 0;
-	pthread_mutex_lock(&open_files_lock);
-	pinned->busy--;
-	pthread_cond_broadcast(&open_files_idle);
-	pthread_mutex_unlock(&open_files_lock);
-	return err;
-}
-
-/*
- * Calls @fn for every open file that deferred a write (@written: that
- * wrote), outside the list lock: a write-back that takes long on a slow
- * SOURCE must not hold up every open and release meanwhile. Each handle is
- * pinned while in use (busy); handle_free() waits for it.
- */
-static void foreach_open(bool written, void (*fn)(struct open_file *of, void *arg), void *arg)
-{
-	struct open_file **pinned = NULL;
-	size_t n = 0, cap = 0;
-
-	pthread_mutex_lock(&open_files_lock);
-	for (struct handle_link *h = open_files.next; h && h != &open_files; h = h->next) {
-		struct open_file *of = (struct open_file *)h;
-
-		if (!__atomic_load_n(written ? &of->wrote : &of->deferred, __ATOMIC_ACQUIRE))
-			continue;
-		if (n == cap) {
-			size_t ncap = cap ? 2 * cap : 64;
-			struct open_file **p = realloc(pinned, ncap * sizeof(*p));
-
-			if (!p)
-				break; /* the rest waits for the next tick */
-			pinned = p;
-			cap = ncap;
-		}
-		of->busy++;
-		pinned[n++] = of;
-	}
-	pthread_mutex_unlock(&open_files_lock);
-	for (size_t i = 0; i < n; i++)
-		fn(pinned[i], arg);
-	pthread_mutex_lock(&open_files_lock);
-	for (size_t i = 0; i < n; i++)
-		pinned[i]->busy--;
-	pthread_cond_broadcast(&open_files_idle);
-	pthread_mutex_unlock(&open_files_lock);
-	free(pinned);
-}
-
-void ops_file_foreach_deferred(void (*fn)(struct open_file *of, void *arg), void *arg)
-{
-	foreach_open(false, fn, arg);
-}
-
-static void check_written(struct open_file *of, void *arg)
-{
-	(void)arg;
-	if (fdatasync(of->fd))
-		write_lost(of, -errno);
-}
-
-/*
- * sync=relaxed's background sync of SOURCE failed: the files written since
- * (their descriptors' errseq) say which; each one's failure is a lost
- * write, reported by the next fsync and writer's close (write_lost).
- */
-void ops_file_check_written(void)
-{
-	foreach_open(true, check_written, NULL);
 }

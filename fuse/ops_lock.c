@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "open_files.h"
 #include "shared.h"
 #include "slow.h"
 
@@ -212,7 +213,7 @@ static void lock_granted(struct inode *n, fuse_ino_t ino)
 	 * its reply would hold the page the invalidation waits for) */
 	if (!accelfs.opts.writeback && !accelfs.opts.single_thread && accelfs.se)
 		fuse_lowlevel_notify_inval_inode(accelfs.se, ino, 0, 0);
-	ops_file_foreach(mark_changed, n);
+	open_files_foreach(mark_changed, n);
 }
 
 /* Before a lock is released: what was deferred under it reaches SOURCE first. */

@@ -145,7 +145,7 @@ void passthrough_init(struct fuse_conn_info *conn, bool writeback_cache)
 /* The mount's defaults the auto rule weighs (cache/tuning.h). */
 static void mount_defaults(struct tuning_mount *m)
 {
-	m->deferred_write = accelfs.opts.deferred_write && cache_io_pool();
+	m->deferred_write = accelfs.opts.deferred_write && accelfs.pool;
 	m->sync_relaxed = accelfs.opts.sync_relaxed;
 }
 

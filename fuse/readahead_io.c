@@ -91,7 +91,7 @@ static void readahead_io_done(struct prefetch_req *req, ssize_t res)
 
 int readahead_io_start(void)
 {
-	struct pool *pool = cache_io_pool();
+	struct pool *pool = accelfs.pool;
 	int ret;
 
 	if (!pool)

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "open_files.h"
 
 static bool closing; /* atomic: past the final sync, nothing new is acknowledged */
 
@@ -145,7 +146,7 @@ static unsigned int sync_pass(int root, dev_t dev)
 	struct sync_list l = { 0 };
 	unsigned int unnamed = 0;
 
-	ops_file_foreach(collect, &l);
+	open_files_foreach(collect, &l);
 	for (size_t i = 0; i < l.n; i++) {
 		int ret = l.v[i].rel ? sync_through_mount(root, dev, &l.v[i]) : -ENOENT;
 

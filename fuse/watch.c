@@ -201,7 +201,7 @@ static uint64_t digest(const struct mstate *m)
 static void publish(struct mstate *m, bool force)
 {
 	uint64_t before = digest(m), unwatched = m->watch_unwatched;
-	struct pool *pool = cache_io_pool();
+	struct pool *pool = accelfs.pool;
 
 	m->watch_events = __atomic_load_n(&watch_counters.events, __ATOMIC_RELAXED);
 	m->watch_invalidations = __atomic_load_n(&watch_counters.invalidations, __ATOMIC_RELAXED);
@@ -226,7 +226,7 @@ static void mstate_init(struct mstate *m)
 		 accelfs.shared_why);
 	snprintf(m->locks, sizeof(m->locks), "%s",
 		 accelfs.opts.locks == LOCKS_FORWARD ? "forward" : "local");
-	if (cache_io_pool())
+	if (accelfs.pool)
 		snprintf(m->pool, sizeof(m->pool), "%s", cache_io_pool_name());
 }
 

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "open_files.h"
 #include "probes.h"
 #include "watch_i.h"
 
@@ -89,7 +90,7 @@ void watch_apply(const struct watch_change *c)
 		if (data) {
 			fuse_ino_t ino = c->ino;
 
-			ops_file_foreach(mark_changed, &ino);
+			open_files_foreach(mark_changed, &ino);
 		}
 	}
 	/* Also when the object is not (or no longer) in the index: the name
@@ -116,5 +117,5 @@ void watch_overflow(void)
 	for (size_t i = 0; ids && i < n; i++)
 		inval_inode(ids[i], true);
 	free(ids);
-	ops_file_foreach(mark_changed, NULL);
+	open_files_foreach(mark_changed, NULL);
 }

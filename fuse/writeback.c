@@ -29,6 +29,8 @@
 
 #include "accelfs_i.h"
 #include "creds.h"
+#include "lost_write.h"
+#include "open_files.h"
 #include "stream.h"
 #include "thread_buf.h"
 #include "watch.h"
@@ -205,7 +207,7 @@ static uint64_t deferred_end(uint64_t dev, uint64_t ino, int64_t *mt)
 	uint64_t end = 0;
 
 	*mt = 0;
-	if (!cache_io_pool() || !pool_dirty_end_peek(cache_io_pool(), dev, ino, &end, mt))
+	if (!accelfs.pool || !pool_dirty_end_peek(accelfs.pool, dev, ino, &end, mt))
 		return 0;
 	return end;
 }
@@ -246,7 +248,7 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	ssize_t ret;
 
 	/* only small writes: a bucket or more is a large I/O already */
-	if (!of->defer || !size || size >= pool_bucket_size(cache_io_pool()))
+	if (!of->defer || !size || size >= pool_bucket_size(accelfs.pool))
 		return -EAGAIN;
 	if (in->count - in->idx == 1 && !(in->buf[in->idx].flags & FUSE_BUF_IS_FD) && !in->off) {
 		data = in->buf[in->idx].mem;
@@ -284,7 +286,7 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	 * bucket says nothing about the rest of it (with sync=relaxed that was
 	 * one backend write per record in the last page of every bucket). An
 	 * error waits for fsync/close. */
-	bsize = pool_bucket_size(cache_io_pool());
+	bsize = pool_bucket_size(accelfs.pool);
 	if (ret >= 0 && (uint64_t)off == of->wb_next && end / bsize > (uint64_t)off / bsize)
 		flush_some_locked(of, UINT64_MAX, end / bsize);
 	if (ret >= 0)
@@ -314,7 +316,7 @@ static int flush_some_locked(struct open_file *of, uint64_t before, uint64_t lim
 		if (!__atomic_compare_exchange_n(&n->wb_err, &zero, ret, false, __ATOMIC_RELAXED,
 						 __ATOMIC_RELAXED))
 			return ret;
-		if (pool_guard_broken(cache_io_pool())) /* the bytes went with the segment */
+		if (pool_guard_broken(accelfs.pool)) /* the bytes went with the segment */
 			log_msg(LOG_ERR,
 				"inode %llu: deferred bytes lost with the broken pool; reported "
 				"at next fsync or close",
@@ -388,7 +390,7 @@ static void flush_same_file(struct open_file *of, void *arg)
  */
 void wb_flush_file(const struct inode *n)
 {
-	ops_file_foreach_deferred(flush_same_file, (void *)n);
+	open_files_foreach_pinned(OPEN_FILES_DEFERRED, flush_same_file, (void *)n);
 }
 
 /* Flush everything now; the result (or an earlier flush's error) is the caller's. */
@@ -452,7 +454,7 @@ static void flush_every(struct open_file *of, void *arg)
 /* At unmount and SIGTERM: everything deferred goes to SOURCE. */
 void wb_flush_all(void)
 {
-	ops_file_foreach_deferred(flush_every, NULL);
+	open_files_foreach_pinned(OPEN_FILES_DEFERRED, flush_every, NULL);
 }
 
 /* One line per file whose deferred bytes a dead daemon left (I9, cache/recover.c). */
@@ -495,6 +497,14 @@ void wb_recover_log(void *arg, const struct pool_recover_note *n)
  * bound after a power cut is about flush_interval (period + that + the
  * sync's own time; measured in docs/daemon-death.md).
  */
+/* After a failed sync of SOURCE: the file's own error (its errseq), kept as a lost write. */
+static void check_written(struct open_file *of, void *arg)
+{
+	(void)arg;
+	if (fdatasync(of->fd))
+		lost_write_note(of, -errno);
+}
+
 static void relaxed_sync(int src_fd, uint64_t *last)
 {
 	uint64_t debt = __atomic_load_n(&relaxed_debt, __ATOMIC_ACQUIRE), now = now_ns();
@@ -502,11 +512,12 @@ static void relaxed_sync(int src_fd, uint64_t *last)
 	if (!debt || src_fd < 0 || now - *last < (uint64_t)(accelfs.opts.flush_interval * 5e8))
 		return;
 	__atomic_sub_fetch(&relaxed_debt, debt, __ATOMIC_RELAXED);
-	ops_file_foreach_deferred(flush_every, NULL);
+	open_files_foreach_pinned(OPEN_FILES_DEFERRED, flush_every, NULL);
 	if (syncfs(src_fd)) {
 		log_msg(LOG_WARNING, "sync=relaxed: syncfs of %s: %s", accelfs.source_real,
 			strerror(errno));
-		ops_file_check_written(); /* whose: reported at their next fsync and close */
+		/* whose: reported at their next fsync and writer's close */
+		open_files_foreach_pinned(OPEN_FILES_WRITTEN, check_written, NULL);
 	}
 	*last = now;
 }
@@ -533,10 +544,10 @@ static void *flusher_main(void *arg)
 			break;
 		pthread_mutex_unlock(&flusher_lock);
 		before = realtime_ns() - (uint64_t)(accelfs.opts.flush_interval * 1e9);
-		ops_file_foreach_deferred(flush_old, &before);
+		open_files_foreach_pinned(OPEN_FILES_DEFERRED, flush_old, &before);
 		relaxed_sync(src_fd, &last_sync);
-		if (++ticks % 16 == 0 && cache_io_pool())
-			pool_recover_all(cache_io_pool(), wb_recover_log, NULL);
+		if (++ticks % 16 == 0 && accelfs.pool)
+			pool_recover_all(accelfs.pool, wb_recover_log, NULL);
 		pthread_mutex_lock(&flusher_lock);
 	}
 	pthread_mutex_unlock(&flusher_lock);
@@ -548,10 +559,10 @@ static void *flusher_main(void *arg)
 int wb_start(void)
 {
 	owner = (uint32_t)getpid();
-	if (!cache_io_pool())
+	if (!accelfs.pool)
 		return 0;
 	/* what a dead daemon deferred goes to SOURCE first (and at an open of its file) */
-	pool_recover_all(cache_io_pool(), wb_recover_log, NULL);
+	pool_recover_all(accelfs.pool, wb_recover_log, NULL);
 	/* also without deferred write: sync=relaxed (per mount, or a file's
 	 * attribute) needs its background sync */
 	if (pthread_create(&flusher, NULL, flusher_main, NULL))
