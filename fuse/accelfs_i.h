@@ -216,6 +216,9 @@ struct inode *inode_ref(int fd, const struct stat *st, int *err);
  * descriptor is closed — then open the name and use inode_ref(). */
 struct inode *inode_ref_known(const struct stat *st);
 void inode_unref(struct inode *inode, uint64_t n);
+/* Called with each node the table frees, before it goes (the watcher's
+ * inotify watch); set once before serving. */
+void inode_set_free_hook(void (*fn)(struct inode *n));
 /* The backing state the kernel knows, under inode->lock. */
 /* The timeouts a failing watcher shortens while workers reply (watch.c): read atomically. */
 static inline double opt_entry_timeout(void)

@@ -29,8 +29,9 @@
 
 #include "accelfs_i.h"
 #include "creds.h"
-#include "watch.h"
 
+/* Set once before serving (inode_set_free_hook), then read only. */
+static void (*free_hook)(struct inode *n);
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct inode **table;  /* under table_lock */
 static size_t table_size;     /* power of two; under table_lock */
@@ -852,8 +853,14 @@ void inode_unref(struct inode *n, uint64_t count)
 			*pp = n->hnext;
 	}
 	pthread_mutex_unlock(&table_lock);
-	watch_forget(n); /* its inotify watch, if any: before it is freed */
+	if (free_hook) /* the watcher's: its inotify watch, before the node goes */
+		free_hook(n);
 	inode_free(n);
+}
+
+void inode_set_free_hook(void (*fn)(struct inode *n))
+{
+	free_hook = fn;
 }
 
 /* For the watchers (watch_ino.c, watch_inval.c): see accelfs_i.h. */

@@ -137,6 +137,7 @@ void watch_setup(void)
 	char fan_why[sizeof(why)] = "";
 	int fd = -1;
 
+	inode_set_free_hook(watch_forget);
 	if (o->watch == WATCH_OFF) {
 		snprintf(why, sizeof(why), "watch=off");
 		return;

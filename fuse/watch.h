@@ -47,7 +47,7 @@ bool watch_covers_all(void);
  * the entry @e of node @n is about to be given to the kernel under @parent
  * (watches a directory, shortens timeouts no watch covers); */
 void watch_entry(struct inode *parent, struct inode *n, struct fuse_entry_param *e);
-/* @n is being freed; */
+/* @n is being freed (the inode table's free hook, set by watch_setup); */
 void watch_forget(struct inode *n);
 /* may the kernel keep directory @n's listing (a watch reports its changes)? */
 bool watch_covers_dir(struct inode *n);
