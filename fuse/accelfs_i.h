@@ -417,8 +417,6 @@ void wb_flush_all(void);
 int readahead_io_start(void);
 void readahead_io_stop(void);
 void cache_io_readahead(struct open_file *of, uint64_t off, size_t len);
-/* ops_entry.c: keep @tv (UTIME_OMIT: not set) as the open file's times to re-apply */
-void times_keep(struct inode *n, const struct timespec tv[2]);
 
 /* ops_lock.c: locks taken on SOURCE (locks=forward; see there) */
 void ops_lock_fill(struct fuse_lowlevel_ops *ops);

@@ -21,6 +21,7 @@
 #include "accelfs_i.h"
 #include "creds.h"
 #include "open_files.h"
+#include "times.h"
 #include "watch.h"
 
 /*
@@ -355,25 +356,6 @@ static int set_times_checked(struct inode *n, int fd, struct timespec tv[2])
 	return set_times_now(n, fd, tv);
 }
 
-/* inode->lock held */
-static void times_keep_locked(struct inode *n, const struct timespec tv[2])
-{
-	if (!n->times_pending)
-		n->times[0].tv_nsec = n->times[1].tv_nsec = UTIME_OMIT;
-	for (int i = 0; i < 2; i++)
-		if (tv[i].tv_nsec != UTIME_OMIT)
-			n->times[i] = tv[i];
-	__atomic_store_n(&n->times_pending, true, __ATOMIC_RELAXED);
-	__atomic_store_n(&n->times_on_source, false, __ATOMIC_RELAXED);
-}
-
-void times_keep(struct inode *n, const struct timespec tv[2])
-{
-	pthread_mutex_lock(&n->lock);
-	times_keep_locked(n, tv);
-	pthread_mutex_unlock(&n->lock);
-}
-
 /*
  * Times set on an open regular file (GNU tar: write, futimens, close) must
  * survive what is written back after them: its deferred bytes go to SOURCE
@@ -448,51 +430,6 @@ static int do_setattr(struct inode *n, struct open_file *of, const struct stat *
 	if (!ret && (valid & SET_ATTR_TIMES))
 		ret = set_times(n, fd, attr, valid);
 	return ret;
-}
-
-/*
- * With the writeback cache the kernel owns a file's mtime and sends it with
- * a SETATTR of mtime (and ctime) on the open handle at every fsync and
- * write-back -- one extra backend metadata update per fsync'ed record, and
- * the stat in the reply makes the next write take a fine-grained timestamp
- * (multigrain timestamps), so ext4 journals the inode at every fsync. Only
- * that request has this shape (a utimensat by path carries no handle; a
- * futimens of the mtime alone looks the same, and is served the same way),
- * so the time is kept on the node and set at close and release (times_keep);
- * the reply takes the other attributes from a statx that does not ask for
- * times.
- */
-static bool kernel_times_flush(const struct open_file *of, int valid)
-{
-	return of && S_ISREG(of->inode->type) &&
-	       (valid & ~FUSE_SET_ATTR_CTIME) == FUSE_SET_ATTR_MTIME;
-}
-
-static int times_deferred(struct open_file *of, const struct stat *attr, int valid, struct stat *st)
-{
-	struct statx sx;
-
-	if (statx(of->fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS & ~(STATX_MTIME | STATX_CTIME), &sx))
-		return -errno;
-	*st = (struct stat){
-		.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor),
-		.st_ino = sx.stx_ino,
-		.st_mode = sx.stx_mode,
-		.st_nlink = sx.stx_nlink,
-		.st_uid = sx.stx_uid,
-		.st_gid = sx.stx_gid,
-		.st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor),
-		.st_size = (off_t)sx.stx_size,
-		.st_blksize = (blksize_t)sx.stx_blksize,
-		.st_blocks = (blkcnt_t)sx.stx_blocks,
-		.st_atim = { .tv_sec = sx.stx_atime.tv_sec, .tv_nsec = sx.stx_atime.tv_nsec },
-		.st_mtim = attr->st_mtim,
-		.st_ctim = (valid & FUSE_SET_ATTR_CTIME) ? attr->st_ctim : attr->st_mtim,
-	};
-	wb_fix_attr(st);
-	/* the kernel's mtime now; an explicit atime kept earlier stays */
-	times_keep(of->inode, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, attr->st_mtim });
-	return 0;
 }
 
 /*
@@ -601,7 +538,7 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 	struct stat st;
 	int ret;
 
-	if (kernel_times_flush(of, valid)) {
+	if (times_kernel_flush(of, valid)) {
 		ret = times_deferred(of, attr, valid, &st);
 		if (ret)
 			fuse_reply_err(req, -ret);

@@ -33,6 +33,7 @@
 #include "open_files.h"
 #include "slow.h"
 #include "thread_buf.h"
+#include "times.h"
 #include "tuning.h"
 #include "uid_share.h"
 #include "watch.h"
@@ -113,45 +114,6 @@ static int open_backing(int nfd, int kernel_flags, bool nowait)
 	if (fd >= 0 && nowait && !(kernel_flags & O_NONBLOCK))
 		fcntl(fd, F_SETFL, (flags & ~O_NONBLOCK) & (O_APPEND | O_NOATIME | O_DIRECT));
 	return fd;
-}
-
-/*
- * Times set on the open file (explicitly, or the kernel's mtime: see
- * set_times and kernel_times_flush in ops_entry.c) are set again after what
- * this close or release wrote back, which moved SOURCE's mtime.
- */
-static void times_apply(struct open_file *of)
-{
-	struct inode *n = of->inode;
-
-	if (!__atomic_load_n(&n->times_pending, __ATOMIC_RELAXED))
-		return;
-	pthread_mutex_lock(&n->lock);
-	if (n->times_pending && !__atomic_load_n(&n->times_on_source, __ATOMIC_RELAXED)) {
-		if (futimens(of->fd, n->times))
-			log_msg(LOG_WARNING, "inode %llu: cannot set times: %s",
-				(unsigned long long)n->ino, strerror(errno));
-		else
-			__atomic_store_n(&n->times_on_source, true, __ATOMIC_RELAXED);
-	}
-	pthread_mutex_unlock(&n->lock);
-}
-
-/*
- * An application's write that reaches us as it is made (no writeback cache,
- * or O_DIRECT) sets the mtime itself, as on a local file system: times set
- * before it are not set again.
- */
-static void times_written(struct open_file *of)
-{
-	struct inode *n = of->inode;
-
-	if ((accelfs.opts.writeback && !(of->flags & O_DIRECT)) ||
-	    !__atomic_load_n(&n->times_pending, __ATOMIC_RELAXED))
-		return;
-	pthread_mutex_lock(&n->lock);
-	__atomic_store_n(&n->times_pending, false, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&n->lock);
 }
 
 /*
