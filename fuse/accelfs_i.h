@@ -318,7 +318,6 @@ void ops_features(char *buf, size_t len);
 
 /* ops_entry.c: look up @name in @parent and fill @e (adds a lookup). */
 int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e);
-void entry_fill_timeouts(struct fuse_entry_param *e);
 /* The mode to create with, handling the caller's umask (see ops_entry.c). */
 mode_t entry_mode(fuse_req_t req, mode_t mode);
 /* Fill @e for the object open as @fd (adds a lookup); the name is not looked up again. */
@@ -405,7 +404,6 @@ int wb_write_through_begin(struct open_file *of);
 void wb_write_through_end(struct open_file *of);
 int wb_fsync_relaxed(struct open_file *of);
 void wb_fix_attr(struct stat *st);
-bool wb_pending(struct open_file *of);
 uint64_t wb_end(struct open_file *of);
 int wb_start(void);
 /* Log one line for a file whose dead daemon's deferred bytes were recovered or dropped. */
@@ -442,7 +440,6 @@ unsigned int log_fuse_errors(void);
 int log_open(char *err, size_t errlen);
 /* Switch to that destination (after daemonising). */
 void log_start(void);
-const char *log_describe(void);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

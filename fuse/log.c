@@ -221,11 +221,6 @@ int log_open(char *err, size_t errlen)
 	return 0;
 }
 
-const char *log_describe(void)
-{
-	return running_dest == DEST_SYSLOG ? "syslog" : running_dest == DEST_FILE ? "file" : "stderr";
-}
-
 void log_start(void)
 {
 	if (running_dest == DEST_SYSLOG)

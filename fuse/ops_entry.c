@@ -43,7 +43,7 @@ static int stat_inode(struct inode *n, struct stat *st)
 	return ret;
 }
 
-void entry_fill_timeouts(struct fuse_entry_param *e)
+static void entry_fill_timeouts(struct fuse_entry_param *e)
 {
 	e->attr_timeout = opt_attr_timeout();
 	e->entry_timeout = opt_entry_timeout();

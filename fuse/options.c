@@ -87,7 +87,8 @@ int opts_parse_bool(const char *s, bool *out)
 	return 0;
 }
 
-int opts_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+/* "4096", "64K", "1M", "2GiB": bytes in [min, max]. */
+static int opts_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	uint64_t v;
 	int ret = s ? tuning_parse_size(s, &v) : -EINVAL; /* the one size grammar */
@@ -114,7 +115,8 @@ static int append_mount_opt(struct accelfs_opts *o, const char *opt)
 	return 0;
 }
 
-int opts_bad_value(const char *key, const char *val, int err, const char *expect)
+/* Print "accelfs: option 'KEY=VAL': malformed value (expected ...)"; -EINVAL. */
+static int opts_bad_value(const char *key, const char *val, int err, const char *expect)
 {
 	fprintf(stderr, "accelfs: option '%s=%s': %s (expected %s)\n", key, val,
 		err == -ERANGE ? "value out of range" : "malformed value", expect);

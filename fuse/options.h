@@ -135,7 +135,5 @@ void opts_print_help(const char *prog);
 int opts_parse_uint(const char *s, unsigned int min, unsigned int max, unsigned int *out);
 int opts_parse_seconds(const char *s, double *out);
 int opts_parse_bool(const char *s, bool *out);
-/* "4096", "64K", "1M", "2GiB": bytes in [min, max]. */
-int opts_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 #endif

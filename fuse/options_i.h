@@ -44,8 +44,6 @@ struct opt_def {
 
 extern const struct opt_def opt_table[]; /* ends with a NULL name */
 
-/* Print "accelfs: option 'KEY=VAL': malformed value (expected ...)"; -EINVAL. */
-int opts_bad_value(const char *key, const char *val, int err, const char *expect);
 int opts_parse_deferred(struct accelfs_opts *o, const char *key, const char *val);
 int opts_parse_log(struct accelfs_opts *o, const char *key, const char *val);
 int opts_parse_pool(struct accelfs_opts *o, const char *key, const char *val);

@@ -103,11 +103,6 @@ bool shared_mode(void)
 	return accelfs.shared;
 }
 
-const char *shared_why(void)
-{
-	return accelfs.shared_why;
-}
-
 /* The defaults shared mode changes; an option the user gave is kept, or refused. */
 static int shared_defaults(struct accelfs_opts *o, char *err, size_t len)
 {

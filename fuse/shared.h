@@ -31,9 +31,6 @@ int shared_setup(struct accelfs_opts *o, const char *source, char *err, size_t l
 /* Settled by shared_setup(): does the mount run in shared mode? */
 bool shared_mode(void);
 
-/* Why: "shared=on", "SOURCE is fuse.glusterfs", "SOURCE is ext4". */
-const char *shared_why(void);
-
 /* At INIT: one log line on the mode, and what it changed. */
 void shared_log(void);
 

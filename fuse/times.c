@@ -24,7 +24,8 @@ void times_keep_locked(struct inode *n, const struct timespec tv[2])
 	__atomic_store_n(&n->times_on_source, false, __ATOMIC_RELAXED);
 }
 
-void times_keep(struct inode *n, const struct timespec tv[2])
+/* The same, taking inode->lock. */
+static void times_keep(struct inode *n, const struct timespec tv[2])
 {
 	pthread_mutex_lock(&n->lock);
 	times_keep_locked(n, tv);

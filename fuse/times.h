@@ -20,8 +20,6 @@
 
 /* Keep @tv (UTIME_OMIT: not set) as the open file's times to set again; inode->lock held. */
 void times_keep_locked(struct inode *n, const struct timespec tv[2]);
-/* The same, taking inode->lock. */
-void times_keep(struct inode *n, const struct timespec tv[2]);
 /* Is this SETATTR on @of the kernel's mtime write-back (writeback cache)? */
 bool times_kernel_flush(const struct open_file *of, int valid);
 /* Serve that SETATTR: keep the kernel's mtime, the reply's attributes into

@@ -50,11 +50,6 @@ void uid_share_init(void)
 		share_limit = UID_SHARE_MIN;
 }
 
-unsigned int uid_share_limit(void)
-{
-	return share_limit;
-}
-
 /* share_lock held: @uid's entry */
 static struct share_entry *entry_of(uid_t uid)
 {

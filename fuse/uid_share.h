@@ -10,8 +10,6 @@
 
 /* At start, after RLIMIT_NOFILE is settled: the share's size. */
 void uid_share_init(void);
-/* Open handles a user other than root may hold at once. */
-unsigned int uid_share_limit(void);
 /* One more open handle of @uid: 0, or -EMFILE past its share (logged). */
 int uid_share_take(uid_t uid);
 /* ... one fewer. */

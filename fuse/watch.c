@@ -43,7 +43,8 @@ enum watch_mode watch_mode(void)
 	return __atomic_load_n(&mode, __ATOMIC_RELAXED);
 }
 
-const char *watch_mode_name(void)
+/* "fanotify", "inotify", "off". */
+static const char *watch_mode_name(void)
 {
 	switch (watch_mode()) {
 	case WATCH_FANOTIFY:
@@ -67,7 +68,8 @@ void watch_entry(struct inode *parent, struct inode *n, struct fuse_entry_param 
 		watch_ino_entry(parent, n, e);
 }
 
-void watch_forget(struct inode *n)
+/* @n is being freed: the inode table's free hook, set by watch_setup. */
+static void watch_forget(struct inode *n)
 {
 	if (n->type == S_IFDIR)
 		watch_ino_forget(n); /* also after a failure: the map still holds it */

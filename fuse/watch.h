@@ -36,8 +36,6 @@ int watch_start(void);
 void watch_stop(void);
 /* One log line on the mode and why (at INIT). */
 void watch_log(void);
-/* "fanotify", "inotify", "off". */
-const char *watch_mode_name(void);
 bool watch_active(void);
 /* Does the watcher see every change in SOURCE (fanotify), not only in the
  * directories it could watch (inotify)? */
@@ -47,8 +45,6 @@ bool watch_covers_all(void);
  * the entry @e of node @n is about to be given to the kernel under @parent
  * (watches a directory, shortens timeouts no watch covers); */
 void watch_entry(struct inode *parent, struct inode *n, struct fuse_entry_param *e);
-/* @n is being freed (the inode table's free hook, set by watch_setup); */
-void watch_forget(struct inode *n);
 /* may the kernel keep directory @n's listing (a watch reports its changes)? */
 bool watch_covers_dir(struct inode *n);
 /* the attribute timeout for a reply about @n; */

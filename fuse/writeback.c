@@ -192,7 +192,7 @@ static ssize_t backend_write_fn(void *arg, const void *buf, size_t len, uint64_t
  * this node: after a close-to-open retirement two nodes (and their handles)
  * can stand for one file, and the kernel may write through either.
  */
-bool wb_pending(struct open_file *of)
+static bool wb_pending(struct open_file *of)
 {
 	return of->stream && stream_dirty(of->stream);
 }
