@@ -494,22 +494,42 @@ static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 /*
  * close(2) of a handle: deferred bytes reach SOURCE now (close-to-open), and
  * a failure of any earlier flush is the close's error. Registered only with
- * deferred_write on or auto, since it costs every close a round trip; where
- * INIT settled auto as off (ops.c), the first close answers ENOSYS, and the
- * kernel sends no FLUSH again.
+ * deferred_write on or auto, locks=forward or in shared mode, since it costs
+ * every close a round trip; where none of them needs it (INIT settled
+ * deferred_write=auto as off: ops.c), the first close answers ENOSYS, and
+ * the kernel sends no FLUSH again.
  */
+/*
+ * Shared mode: the close reaches SOURCE's client as a close would (its
+ * flush: glusterfs's write-behind, NFS's close-to-open write-back), before
+ * the program's close returns and before its locks go, as on the bare
+ * mount; our descriptor stays open until RELEASE, so a close of a
+ * duplicate makes the flush (as libfuse's passthrough_ll does).
+ */
+static int flush_source(struct open_file *of)
+{
+	int fd;
+
+	if (!accelfs.shared || (of->flags & O_ACCMODE) == O_RDONLY)
+		return 0;
+	fd = dup(of->fd);
+	return fd < 0 || close(fd) ? -errno : 0;
+}
+
 static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	int ret = wb_close(fh_of(fi));
+	struct open_file *of = fh_of(fi);
+	int ret = wb_close(of);
 
 	(void)ino;
-	if (!ret && (fh_of(fi)->flags & O_ACCMODE) != O_RDONLY)
-		ret = lost_write_check(
-		    fh_of(fi));		       /* a writer's close reports a lost write, as NFS's */
-	times_apply(fh_of(fi));		       /* before close returns, not at the async release */
-	lock_flush(fh_of(fi), fi->lock_owner); /* POSIX: a close drops its process's locks */
+	if (!ret && (of->flags & O_ACCMODE) != O_RDONLY)
+		ret = lost_write_check(of); /* a writer's close reports a lost write, as NFS's */
+	times_apply(of);		    /* before close returns, not at the async release */
+	if (!ret)
+		ret = flush_source(of);
+	lock_flush(of, fi->lock_owner); /* POSIX: a close drops its process's locks */
 	if (!ret && !__atomic_load_n(&accelfs.opts.deferred_write, __ATOMIC_RELAXED) &&
-	    accelfs.opts.locks != LOCKS_FORWARD)
+	    accelfs.opts.locks != LOCKS_FORWARD && !accelfs.shared)
 		ret = -ENOSYS;
 	fuse_reply_err(req, -ret);
 }
@@ -757,6 +777,6 @@ void ops_file_fill(struct fuse_lowlevel_ops *ops)
 	ops->fallocate = accel_fallocate;
 	ops->copy_file_range = accel_copy_file_range;
 	if ((accelfs.opts.deferred_write && accelfs.opts.cache) ||
-	    accelfs.opts.locks == LOCKS_FORWARD)
+	    accelfs.opts.locks == LOCKS_FORWARD || accelfs.shared)
 		ops->flush = accel_flush;
 }
