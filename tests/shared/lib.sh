@@ -40,8 +40,15 @@
 # Environment (set by meson): ACCELFS; RECORDS, LOCKS, COHERENCE (the C
 # helpers of this directory).
 
-. "$(dirname "$0")/../lib/mount.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/mount.sh"
 
+# this file, for the janitor; through BASH_SOURCE so that scripts outside
+# tests/shared (scripts/bench-shared) can source it too
+SH_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh
+# the brick's host in the volume (an address of the server's namespace) and
+# the size of its file system; scripts/bench-shared changes both
+SH_BRICK_HOST=${SH_BRICK_HOST:-10.231.1.1}
+SH_BRICK_SIZE=${SH_BRICK_SIZE:-512M}
 SH_TAG=t$$
 SH_SRV=acfs-$SH_TAG-srv
 SH_NSA=acfs-$SH_TAG-a
@@ -182,7 +189,7 @@ sh_init() {
 	: >state
 	# accel_mount's logs too, so the janitor's removal of SH_DIR takes them
 	export TMPDIR=$SH_DIR
-	SH_JANITOR=$(setsid bash -c '. "$0"; cd /; sh_janitor "$@"' "$(dirname "$0")/lib.sh" \
+	SH_JANITOR=$(setsid bash -c '. "$0"; cd /; sh_janitor "$@"' "$SH_LIB" \
 		$$ "$SH_DIR" </dev/null >/dev/null 2>&1 & echo $!)
 }
 
@@ -210,7 +217,7 @@ sh_netns_up() {
 # sh_brick_up: the brick's file system, a loop ext4 of its own
 sh_brick_up() {
 	local dev
-	truncate -s 512M brick.img && mkfs.ext4 -q -F brick.img || fail "mkfs.ext4 of the brick"
+	truncate -s "$SH_BRICK_SIZE" brick.img && mkfs.ext4 -q -F brick.img || fail "mkfs.ext4 of the brick"
 	dev=$(losetup -f --show brick.img 2>/dev/null) || skip "no free loop device"
 	sh_state loop "$dev"
 	mkdir brick && mount "$dev" brick || fail "mount $dev on brick"
@@ -259,7 +266,7 @@ performance.client-io-threads=on performance.read-after-open=yes"
 
 sh_volume_up() { # [db]
 	local kv pid sock
-	sh_gluster volume create $SH_VOL 10.231.1.1:"$SH_BRICK" force >/dev/null ||
+	sh_gluster volume create $SH_VOL "$SH_BRICK_HOST:$SH_BRICK" force >/dev/null ||
 		sh_log_fail log/glusterd.log "gluster volume create failed"
 	sh_state vol $SH_VOL
 	if [ "${1:-}" = db ]; then
