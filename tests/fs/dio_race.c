@@ -71,7 +71,7 @@ static int write_aio(aio_context_t ctx, int fd, char *buf)
 int main(int argc, char **argv)
 {
 	aio_context_t ctx = 0;
-	char *buf, *seen = malloc(LEN);
+	char *buf = NULL, *seen = NULL;
 	bool setfl = argc == 4 && !strcmp(argv[1], "setfl");
 	bool aio = setfl || (argc == 4 && !strcmp(argv[1], "aio"));
 	int fd, iters = argc == 4 ? atoi(argv[3]) : 0, stale = 0, ret = 0;
@@ -95,6 +95,7 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	rfd = open(argv[2], O_RDONLY);
+	seen = malloc(LEN); /* after the skips: a skip leaks nothing (LSan) */
 	if (!seen || rfd < 0 || posix_memalign((void **)&buf, ALIGN, LEN)) {
 		perror("setup");
 		return 1;
@@ -102,6 +103,8 @@ int main(int argc, char **argv)
 	fill(buf, 0);
 	if (pwrite(fd, buf, LEN, 0) != LEN) {
 		printf("SKIP: O_DIRECT write: %s\n", strerror(errno));
+		free(buf);
+		free(seen);
 		return 77;
 	}
 	pthread_create(&t, NULL, reader, NULL);
@@ -132,5 +135,7 @@ int main(int argc, char **argv)
 		syscall(SYS_io_destroy, ctx);
 	printf("%s: %d of %d buffered reads after a direct write were stale\n", argv[1], stale,
 	       iters);
+	free(buf);
+	free(seen);
 	return ret || stale ? 1 : 0;
 }
