@@ -135,6 +135,10 @@ struct inode {
 	/* atomic: a request through the kernel's page cache was served since a
 	 * direct write last had the kernel drop the file's pages (ops_file.c) */
 	bool kernel_pages;
+	/* atomic: an open of it failed with ESTALE (replaced on SOURCE by another
+	 * host): the kernel's next lookup of a name leading to it asks SOURCE's
+	 * server (ops_entry.c, name_revalidate) */
+	bool stale;
 };
 
 /* Open files and directories are listed so shutdown can free what the
@@ -215,6 +219,9 @@ struct inode *inode_ref(int fd, const struct stat *st, int *err);
  * descriptor keeps the number from being reused); NULL: none, or its
  * descriptor is closed — then open the name and use inode_ref(). */
 struct inode *inode_ref_known(const struct stat *st);
+/* Whether @st's object has a node whose open failed with ESTALE since the
+ * last call (clears it): its name must be looked up at SOURCE's server. */
+bool inode_take_stale(const struct stat *st);
 void inode_unref(struct inode *inode, uint64_t n);
 /* Called with each node the table frees, before it goes (the watcher's
  * inotify watch); set once before serving. */

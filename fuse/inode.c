@@ -338,6 +338,19 @@ struct inode *inode_ref_known(const struct stat *st)
 	return NULL;
 }
 
+bool inode_take_stale(const struct stat *st)
+{
+	struct inode *n;
+	bool stale = false;
+
+	pthread_mutex_lock(&table_lock);
+	n = find_locked(st->st_dev, st->st_ino);
+	if (n)
+		stale = __atomic_exchange_n(&n->stale, false, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&table_lock);
+	return stale;
+}
+
 void inode_unref(struct inode *n, uint64_t count)
 {
 	if (n == &accelfs.root)

@@ -16,13 +16,18 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "accelfs_i.h"
 #include "creds.h"
 #include "open_files.h"
 #include "times.h"
+#include "tuning.h"
 #include "watch.h"
+
+/* An extended attribute no SOURCE client caches (name_revalidate) */
+#define REVALIDATE_XATTR TUNING_PREFIX "revalidate"
 
 /*
  * The node's state. A file deleted in SOURCE (by another host, or behind a
@@ -88,20 +93,44 @@ static void stat_from_statx(const struct statx *x, struct stat *st)
 }
 
 /*
+ * Makes SOURCE's client look @name in @pfd up at its server: the name led to
+ * a file whose open just failed with ESTALE (another host replaced it,
+ * write-temp-then-rename). statx, even with AT_STATX_FORCE_SYNC, and O_PATH
+ * opens are answered from the client's caches (glusterfs's md-cache) with
+ * that old file. A getxattr of an attribute no client caches goes to the
+ * server, which answers ESTALE, and the VFS then walks the path again with
+ * LOOKUP_REVAL, as for a program's own open on the bare mount. The answer
+ * (ENODATA, mostly) is of no interest.
+ */
+static void name_revalidate(int pfd, const char *name)
+{
+	char path[PROC_FD_LEN + NAME_MAX + 2];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", pfd, name);
+	(void)!lgetxattr(path, REVALIDATE_XATTR, NULL, 0);
+}
+
+/*
  * What @name in @pfd is now. In shared mode the answer must come from
  * SOURCE, not from its client's caches: another host may have replaced the
- * name (write-temp-then-rename) while the SOURCE client still maps it to
- * the old object, whose open would then fail with ESTALE. AT_STATX_FORCE_SYNC
- * asks the server; a name found stale that way is looked up again by the
- * VFS (LOOKUP_REVAL), as it does for a program's own stat.
+ * name while the SOURCE client still maps it to the old object.
+ * AT_STATX_FORCE_SYNC asks the client to ask the server; where that is not
+ * enough (the old object's open failed: inode_take_stale), name_revalidate.
  */
 static int stat_name(int pfd, const char *name, struct stat *st)
 {
 	struct statx x;
+	unsigned int flags = AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC;
 
 	if (!accelfs.shared)
 		return fstatat(pfd, name, st, AT_SYMLINK_NOFOLLOW);
-	if (statx(pfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC, STATX_BASIC_STATS, &x))
+	if (statx(pfd, name, flags, STATX_BASIC_STATS, &x))
+		return -1;
+	stat_from_statx(&x, st);
+	if (!inode_take_stale(st))
+		return 0;
+	name_revalidate(pfd, name);
+	if (statx(pfd, name, flags, STATX_BASIC_STATS, &x))
 		return -1;
 	stat_from_statx(&x, st);
 	return 0;

@@ -248,8 +248,10 @@ static int open_as_caller(fuse_req_t req, struct inode *n, int flags, bool nowai
 	ret = fd < 0 ? -errno : fd;
 	creds_leave();
 	inode_fd_put(n, nfd);
-	if (ret == -ESTALE) /* the kernel looks the name up again: let the old file go */
+	if (ret == -ESTALE) { /* the kernel looks the name up again: let the old file go */
+		__atomic_store_n(&n->stale, true, __ATOMIC_RELAXED);
 		inode_fd_drop(n);
+	}
 	return ret;
 }
 

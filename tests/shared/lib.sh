@@ -362,8 +362,8 @@ sh_shared_dir() { # A B NAME
 #                        at most 1 in 1,000 (bare's own rare misses)
 # A check named in SH_KNOWN_GAPS that accelfs fails is printed GAP, with its
 # numbers, and does not fail the test: a weakness known and documented
-# (docs/shared.md, "Known gaps"), measured at every run until it is closed.
-SH_KNOWN_GAPS="estale.rename-open"
+# (docs/shared.md; none at present), measured at every run until it is closed.
+SH_KNOWN_GAPS=""
 sh_compare() {
 	local out
 	out=$(awk -v ref="${3:-bare}" -v subj="${4:-accelfs}" -v gaps=" $SH_KNOWN_GAPS " '
