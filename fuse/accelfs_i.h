@@ -106,11 +106,15 @@ struct inode {
 	 * times_apply), since writing SOURCE moves its mtime. */
 	struct timespec times[2];
 	bool times_pending; /* also read without the lock as a hint */
-	/* SOURCE has @times: set by times_apply, cleared (atomically, without
-	 * the lock) after every write to SOURCE, so a close and its release
-	 * set them once, not each (a futimens moves the ctime, which the next
-	 * open's stamp check would take for a change behind our back). */
+	/* SOURCE has @times, as of its write count @times_gen: set where they
+	 * were put on SOURCE (times_apply, set_times), so a close and its
+	 * release set them once, not each (a futimens moves the ctime, which
+	 * the next open's stamp check would take for a change behind our
+	 * back). Any write to SOURCE since (source_writes moved) voids it. */
 	bool times_on_source;
+	uint64_t times_gen;
+	/* atomic, no lock: writes to SOURCE so far (times_source_moved) */
+	uint64_t source_writes;
 	/* Kernel passthrough (passthrough.c): the inode's handles are all on one path. */
 	unsigned int pt_opens; /* of opens, those in passthrough mode */
 	int pt_backing_id;     /* the kernel's backing file id while pt_opens > 0, else 0 */
@@ -299,6 +303,9 @@ bool killpriv_setattr_asked(int valid);
 bool killpriv_open_asked(const struct fuse_file_info *fi);
 /* ops_xattr.c: remove security.capability unless known absent; 0 or -errno */
 int xattr_caps_kill(struct inode *n, int fd);
+/* @n's file was just created (O_EXCL): capabilities are never inherited, so
+ * it has none, known for attr_timeout as if a getxattr had said so. */
+void xattr_caps_created(struct inode *n);
 /* transport.c: /dev/fuse or FUSE over io_uring (see there) */
 int transport_choose(char *why, size_t len);
 const char *transport_fuse_opt(void);
@@ -391,7 +398,8 @@ void cache_io_describe(char *buf, size_t len);
 int cache_io_open(struct open_file *of, const struct stat *st, const struct tuning_values *t);
 /* Count an open the rule sent to passthrough: @ok, or served by the daemon (a fallback). */
 void cache_io_count_passthrough(bool ok);
-void cache_io_close(struct open_file *of);
+/* @st: the file's attributes after its last write if the caller has them, else NULL */
+void cache_io_close(struct open_file *of, const struct stat *st);
 ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off);
 int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len);
 void cache_io_write_end(struct open_file *of, uint64_t off, ssize_t res);

@@ -25,6 +25,7 @@
 #include "pool.h"
 #include "shmlock.h"
 #include "stream.h"
+#include "times.h"
 #include "tuning.h"
 
 #define TIMEOUT_LOG_NS 10000000000ULL /* lock timeouts: one log line per 10 s at most */
@@ -249,10 +250,10 @@ void cache_io_count_passthrough(bool ok)
 		pool_stats_count_pool(accelfs.pool, ok ? POOL_C_PT_OPENS : POOL_C_PT_FALLBACKS, 1);
 }
 
-void cache_io_close(struct open_file *of)
+void cache_io_close(struct open_file *of, const struct stat *st)
 {
 	struct pool_file_id id;
-	struct stat st;
+	struct stat own;
 
 	/* Deferred bytes reach SOURCE before the handle goes (release, unmount). */
 	if (of->stream && __atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
@@ -262,8 +263,8 @@ void cache_io_close(struct open_file *of)
 	 * between ours, unseen by the buffers (close-to-open: the next open
 	 * compares). */
 	if (of->stream && __atomic_load_n(&of->wrote, __ATOMIC_RELAXED) && !accelfs.shared &&
-	    !fstat(of->fd, &st)) {
-		file_id(&st, &id);
+	    (st || !fstat(of->fd, &own))) {
+		file_id(st ? st : &own, &id);
 		file_id_handle(of->inode, &id);
 		stream_revalidate(of->stream, &id);
 	}
@@ -430,7 +431,7 @@ int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len)
 void cache_io_write_end(struct open_file *of, uint64_t off, ssize_t res)
 {
 	/* after the write: SOURCE's mtime moved (times_apply sets them again) */
-	__atomic_store_n(&of->inode->times_on_source, false, __ATOMIC_RELAXED);
+	times_source_moved(of->inode);
 	if (!of->stream)
 		return;
 	stream_write_end(of->stream, off, res);

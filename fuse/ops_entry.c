@@ -308,7 +308,7 @@ static int set_size(struct inode *n, struct open_file *of, off_t size)
 	if (!of) {
 		ret = cache_io_truncate_inode(n, size, truncate_path);
 		/* SOURCE's mtime moved (times_apply sets kept times again) */
-		__atomic_store_n(&n->times_on_source, false, __ATOMIC_RELAXED);
+		times_source_moved(n);
 		return ret;
 	}
 	ret = cache_io_write_begin(of, 0, 0);
@@ -391,13 +391,15 @@ static int set_times_checked(struct inode *n, int fd, struct timespec tv[2])
  * first, and the times (as SOURCE recorded them, for UTIME_NOW) are kept to
  * be set again after any later write-back until the last close (times_apply
  * in ops_file.c), since the kernel's writeback cache may still send WRITEs.
+ * Returns 1 with SOURCE's attributes after the change in @st (an open
+ * file's, taken to keep its times), 0, or -errno.
  */
-static int set_times(struct inode *n, int fd, const struct stat *attr, int valid)
+static int set_times(struct inode *n, int fd, const struct stat *attr, int valid, struct stat *st)
 {
 	struct timespec tv[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
 	/* a hint, without inode->lock: an open racing this SETATTR has written nothing yet */
 	bool open_file = S_ISREG(n->type) && __atomic_load_n(&n->opens, __ATOMIC_RELAXED);
-	struct stat st;
+	uint64_t gen;
 	int ret;
 
 	if (valid & FUSE_SET_ATTR_ATIME_NOW)
@@ -414,6 +416,7 @@ static int set_times(struct inode *n, int fd, const struct stat *attr, int valid
 	 * after close) must not land in between and set the older kept times
 	 * over these (ops_meta "NULL means now" after a futimens and a close) */
 	pthread_mutex_lock(&n->lock);
+	gen = times_source_gen(n);
 	ret = set_times_checked(n, fd, tv);
 	/* opens again under the lock: a last release since the hint cleared
 	 * what is kept, and nothing is written back after it (handle_new drops
@@ -421,12 +424,15 @@ static int set_times(struct inode *n, int fd, const struct stat *attr, int valid
 	 * all passthrough (passthrough.c): no write-back of ours follows, and
 	 * the kernel's own writes after this must move the mtime as on a local
 	 * file system, so nothing is kept either. */
-	if (!ret && n->opens && !n->pt_opens && !stat_inode(n, &st)) {
+	if (!ret && n->opens && !n->pt_opens && !stat_inode(n, st)) {
 		if (tv[0].tv_nsec != UTIME_OMIT)
-			tv[0] = st.st_atim;
+			tv[0] = st->st_atim;
 		if (tv[1].tv_nsec != UTIME_OMIT)
-			tv[1] = st.st_mtim;
+			tv[1] = st->st_mtim;
 		times_keep_locked(n, tv);
+		/* SOURCE has them: the close sets them again only after a write */
+		times_set_on_source_locked(n, gen);
+		ret = 1;
 	}
 	pthread_mutex_unlock(&n->lock);
 	return ret;
@@ -436,7 +442,9 @@ static int set_times(struct inode *n, int fd, const struct stat *attr, int valid
 	(FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW | \
 	 FUSE_SET_ATTR_MTIME_NOW)
 
-static int do_setattr(struct inode *n, struct open_file *of, const struct stat *attr, int valid)
+/* Returns 1 with the attributes after the change in @st (set_times), 0 or -errno. */
+static int do_setattr(struct inode *n, struct open_file *of, const struct stat *attr, int valid,
+		      struct stat *st)
 {
 	int fd = of ? of->fd : -1;
 	int ret = 0;
@@ -457,7 +465,7 @@ static int do_setattr(struct inode *n, struct open_file *of, const struct stat *
 	if (!ret && (valid & FUSE_SET_ATTR_SIZE))
 		ret = set_size(n, of, attr->st_size);
 	if (!ret && (valid & SET_ATTR_TIMES))
-		ret = set_times(n, fd, attr, valid);
+		ret = set_times(n, fd, attr, valid, st);
 	return ret;
 }
 
@@ -502,10 +510,11 @@ static int kill_setid_as_daemon(fuse_req_t req, struct inode *n, struct open_fil
  * the times that come with a size change: with the writeback cache they are
  * the kernel's own clock for a truncation it allowed the caller (write
  * access), which the backing file system would refuse a non-owner as if it
- * were utimensat with explicit times. Returns 0 or -errno.
+ * were utimensat with explicit times. Returns 1 with the attributes after
+ * the change in @st (set_times), 0 or -errno.
  */
 static int setattr_as_caller(fuse_req_t req, struct inode *n, struct open_file *of,
-			     const struct stat *attr, int valid)
+			     const struct stat *attr, int valid, struct stat *st)
 {
 	int times = (valid & FUSE_SET_ATTR_SIZE) ? valid & SET_ATTR_TIMES : 0;
 	int ret = 0;
@@ -522,11 +531,11 @@ static int setattr_as_caller(fuse_req_t req, struct inode *n, struct open_file *
 	if (!ret)
 		ret = creds_enter(req);
 	if (!ret) {
-		ret = do_setattr(n, of, attr, valid & ~times);
+		ret = do_setattr(n, of, attr, valid & ~times, st);
 		creds_leave();
 	}
-	if (!ret && times)
-		ret = set_times(n, of ? of->fd : -1, attr, times);
+	if (ret >= 0 && times)
+		ret = set_times(n, of ? of->fd : -1, attr, times, st);
 	return ret;
 }
 
@@ -575,10 +584,11 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 			fuse_reply_attr(req, &st, watch_attr_timeout(n));
 		return;
 	}
-	ret = setattr_as_caller(req, n, of, attr, valid);
-
+	ret = setattr_as_caller(req, n, of, attr, valid, &st);
 	if (!ret)
 		ret = stat_inode(n, &st);
+	else if (ret == 1)
+		ret = 0;
 	if (!ret) { /* the kernel now knows this state (see inode.c, must_retire) */
 		inode_note_mode(n, &st);
 		pthread_mutex_lock(&n->lock);

@@ -118,9 +118,10 @@ static int open_backing(int nfd, int kernel_flags, bool nowait)
 
 /*
  * Free @of; returns the kernel backing id to close now (its inode's last
- * passthrough handle: for passthrough_close) or 0.
+ * passthrough handle: for passthrough_close) or 0. @st: the backing file's
+ * attributes taken after its last write (release), or NULL.
  */
-static int handle_free(struct open_file *of)
+static int handle_free(struct open_file *of, const struct stat *st)
 {
 	struct inode *n = of->inode;
 	int backing_id;
@@ -138,7 +139,7 @@ static int handle_free(struct open_file *of)
 	backing_id = passthrough_release_locked(of);
 	pthread_mutex_unlock(&n->lock);
 	open_files_remove(of);
-	cache_io_close(of);
+	cache_io_close(of, st);
 	wb_last_handle(n);
 	lock_release_handle(of); /* before its descriptor: flock locks go with that */
 	close(of->fd);
@@ -277,7 +278,7 @@ static void open_finish(fuse_req_t req, struct inode *n, int fd, struct fuse_fil
 	/* the opener was interrupted and is gone: so is the handle, and the
 	 * backing file if it was the inode's last passthrough one */
 	if (fuse_reply_open(req, fi) == -ENOENT)
-		passthrough_close(handle_free(fh_of(fi)));
+		passthrough_close(handle_free(fh_of(fi), NULL));
 }
 
 /* An open that waits for a lease break, in a thread of its own (slow.c). */
@@ -392,6 +393,7 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		return;
 	}
 	watch_entry(inode_get(parent), inode_get(e.ino), &e);
+	xattr_caps_created(inode_get(e.ino)); /* the kernel asks before the first write */
 	ret = handle_new(req, inode_get(e.ino), fd, &e.attr, true, fi);
 	if (ret) {
 		inode_unref(inode_get(e.ino), 1);
@@ -399,7 +401,7 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		return;
 	}
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
-		passthrough_close(handle_free(fh_of(fi)));
+		passthrough_close(handle_free(fh_of(fi), NULL));
 }
 
 #ifdef ACCEL_HAVE_TMPFILE
@@ -446,7 +448,7 @@ static void accel_tmpfile(fuse_req_t req, fuse_ino_t parent, mode_t mode, struct
 		return;
 	}
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
-		passthrough_close(handle_free(fh_of(fi)));
+		passthrough_close(handle_free(fh_of(fi), NULL));
 }
 #endif
 
@@ -455,6 +457,7 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	struct open_file *fh = fh_of(fi);
 	struct inode *n = inode_get(ino);
 	struct stat st;
+	bool have_st = false;
 
 	/* Deferred bytes first (nobody is left to hear of a failure: it is logged). */
 	if (__atomic_load_n(&fh->deferred, __ATOMIC_RELAXED))
@@ -468,8 +471,9 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		pthread_mutex_lock(&n->lock);
 		stamp_set(n, &st);
 		pthread_mutex_unlock(&n->lock);
+		have_st = true;
 	}
-	passthrough_close(handle_free(fh));
+	passthrough_close(handle_free(fh, have_st ? &st : NULL));
 	fuse_reply_err(req, 0);
 }
 
@@ -762,7 +766,7 @@ void ops_file_release_all(void)
 	struct open_file *of;
 
 	while ((of = open_files_first()))
-		handle_free(of);
+		handle_free(of, NULL);
 }
 
 void ops_file_fill(struct fuse_lowlevel_ops *ops)

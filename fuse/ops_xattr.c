@@ -57,6 +57,11 @@ static void caps_note(struct inode *n, const char *name, ssize_t ret)
 		caps_absent(n);
 }
 
+void xattr_caps_created(struct inode *n)
+{
+	caps_absent(n);
+}
+
 static void caps_forget(struct inode *n)
 {
 	__atomic_store_n(&n->nocaps_until, 0, __ATOMIC_RELAXED);

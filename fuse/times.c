@@ -21,7 +21,7 @@ void times_keep_locked(struct inode *n, const struct timespec tv[2])
 		if (tv[i].tv_nsec != UTIME_OMIT)
 			n->times[i] = tv[i];
 	__atomic_store_n(&n->times_pending, true, __ATOMIC_RELAXED);
-	__atomic_store_n(&n->times_on_source, false, __ATOMIC_RELAXED);
+	n->times_on_source = false;
 }
 
 /* The same, taking inode->lock. */
@@ -89,14 +89,23 @@ void times_apply(struct open_file *of)
 	if (!__atomic_load_n(&n->times_pending, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&n->lock);
-	if (n->times_pending && !__atomic_load_n(&n->times_on_source, __ATOMIC_RELAXED)) {
+	if (n->times_pending && !(n->times_on_source && n->times_gen == times_source_gen(n))) {
+		uint64_t gen = times_source_gen(n);
+
 		if (futimens(of->fd, n->times))
 			log_msg(LOG_WARNING, "inode %llu: cannot set times: %s",
 				(unsigned long long)n->ino, strerror(errno));
 		else
-			__atomic_store_n(&n->times_on_source, true, __ATOMIC_RELAXED);
+			times_set_on_source_locked(n, gen);
 	}
 	pthread_mutex_unlock(&n->lock);
+}
+
+/* A write that ends after @gen was read counts after it: the times go again. */
+void times_set_on_source_locked(struct inode *n, uint64_t gen)
+{
+	n->times_on_source = true;
+	n->times_gen = gen;
 }
 
 /*

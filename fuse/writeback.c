@@ -33,6 +33,7 @@
 #include "open_files.h"
 #include "stream.h"
 #include "thread_buf.h"
+#include "times.h"
 #include "watch.h"
 
 static uint32_t owner; /* our pid: the owner of our dirty buffers */
@@ -183,7 +184,7 @@ static ssize_t backend_write_fn(void *arg, const void *buf, size_t len, uint64_t
 			done += (size_t)n;
 	}
 	creds_write_done(prev);
-	__atomic_store_n(&of->inode->times_on_source, false, __ATOMIC_RELAXED); /* times_apply */
+	times_source_moved(of->inode); /* times_apply */
 	return n < 0 ? n : (ssize_t)done;
 }
 
