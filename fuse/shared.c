@@ -124,6 +124,11 @@ static int shared_defaults(struct accelfs_opts *o, char *err, size_t len)
 	 * them, stale (seen with glusterfs). O_DIRECT where SOURCE has it. */
 	if (!opts_given(o, "backend_io"))
 		o->backend_direct = true;
+	/* Every call on a network SOURCE waits for a round trip, so requests
+	 * in flight, not CPU, bound what parallel programs get (git's index
+	 * preload lstat()s with up to 20 threads, as on the bare mount). */
+	if (!opts_given(o, "threads"))
+		o->threads = SHARED_THREADS;
 	return 0;
 }
 
@@ -162,8 +167,8 @@ void shared_log(void)
 	}
 	log_msg(LOG_INFO,
 		"shared mode: on (%s): no watcher, entry_timeout %gs, attr_timeout %gs, "
-		"open files rechecked every %gs, locks %s",
-		accelfs.shared_why, o->entry_timeout, o->attr_timeout, o->revalidate,
+		"open files rechecked every %gs, %u worker threads, locks %s",
+		accelfs.shared_why, o->entry_timeout, o->attr_timeout, o->revalidate, o->threads,
 		o->locks == LOCKS_FORWARD ? "taken on SOURCE" : "kept in the kernel (locks=local)");
 	if (o->writeback)
 		log_msg(LOG_WARNING,

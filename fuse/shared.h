@@ -26,6 +26,9 @@ bool shared_fs_remote(const char *path, char *name, size_t len);
  * Returns 0, or -1 with a one-line reason in @err (options that contradict
  * the mode).
  */
+/* Worker threads in shared mode unless threads= is given (round trips, not CPU). */
+#define SHARED_THREADS 16
+
 int shared_setup(struct accelfs_opts *o, const char *source, char *err, size_t len);
 
 /* Settled by shared_setup(): does the mount run in shared mode? */

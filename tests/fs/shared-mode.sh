@@ -4,8 +4,9 @@
 # log and `accel stat` say:
 #   - a local SOURCE: off, "SOURCE is <type>", the writeback cache on;
 #   - a FUSE SOURCE (another accelfs mount, as glusterfs or sshfs would be):
-#     on by itself, no watcher, no writeback cache, 1 s timeouts;
-#   - shared=on over a local SOURCE: on, "shared=on";
+#     on by itself, no watcher, no writeback cache, 1 s timeouts, 16
+#     worker threads (each request waits for round trips, not the CPU);
+#   - shared=on over a local SOURCE: on, "shared=on"; threads= given: kept;
 #   - shared=on with watch=inotify: refused with one line (no watcher can
 #     see another host's changes), nothing mounted.
 set -u
@@ -38,12 +39,14 @@ accel_mount "$base/lower" "$base/upper"
 logged "FUSE SOURCE" "shared mode: on (SOURCE is fuse.accelfs, which other hosts may change)"
 logged "FUSE SOURCE" "writeback cache off"
 logged "FUSE SOURCE" "watch: off"
+logged "FUSE SOURCE" "open files rechecked every 1s, 16 worker threads,"
 stat_says "$base/upper" "on (SOURCE is fuse.accelfs"
 [ "$(cat "$base/upper/f")" = data ] || fail "a read through the upper mount"
 echo "ok: a FUSE SOURCE turns shared mode on by itself"
 
-accel_mount "$base/src" "$base/on" -o shared=on
+accel_mount "$base/src" "$base/on" -o shared=on,threads=3
 logged "shared=on" "shared mode: on (shared=on, SOURCE is "
+logged "shared=on,threads=3" "3 worker threads,"
 stat_says "$base/on" "on (shared=on"
 echo "ok: shared=on over a local SOURCE"
 
