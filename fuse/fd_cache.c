@@ -16,6 +16,7 @@
 #include "accelfs_i.h"
 #include "creds.h"
 #include "fd_cache.h"
+#include "shared.h"
 
 /*
  * Descriptor cache. Every node with a file handle is in one of two states:
@@ -35,7 +36,13 @@
  * FD_IDLE_PASSES passes (an idle daemon ends up holding none). The fstat
  * this costs is spent only on descriptors idle for a pass; closing every
  * idle descriptor at once would make a workload that comes back to a file
- * after a second reopen it each time.
+ * after a second reopen it each time. On a network SOURCE (shared mode)
+ * that fstat is a round trip to the server, made under the cache lock that
+ * every lookup and open needs: at 1 ms of network delay a pass over a few
+ * thousand descriptors stalled every request for seconds (an untar ran 4x
+ * the bare mount's time, 29 fstats per file). There only the idle test
+ * closes descriptors: a file another host deleted is let go after
+ * FD_IDLE_PASSES passes without a use.
  */
 #define FD_CACHE_MAX 65536 /* descriptors the cache keeps open at most */
 #define FD_CACHE_MIN 64	   /* ... at least, whatever RLIMIT_NOFILE says */
@@ -47,6 +54,7 @@
 static bool use_handles;       /* set at init, then read only */
 static char fallback_why[160]; /* why not, for the mount's log line */
 static size_t fd_cache_max;    /* set at init, then read only */
+static bool reap_deleted;      /* set at init, then read only: fstat idle descriptors */
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fd_link ring = { &ring, &ring }; /* head: newest; tail: the hand; cache_lock */
@@ -116,7 +124,7 @@ static bool reap_due(struct inode *v)
 	}
 	if (++v->fd_idle >= FD_IDLE_PASSES)
 		return true;
-	return !fstat(v->fd, &st) && st.st_nlink == 0;
+	return reap_deleted && !fstat(v->fd, &st) && st.st_nlink == 0;
 }
 
 /*
@@ -485,6 +493,7 @@ void inode_fd_log_mode(void)
 
 void fd_cache_init(void)
 {
+	reap_deleted = !shared_mode(); /* settled before the table is made */
 	fd_cache_size();
 	handles_probe();
 }
