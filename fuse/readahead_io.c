@@ -138,7 +138,7 @@ static void issue(struct open_file *of, const struct stream_ra *run)
 		return; /* everything in flight already: skip, the reader is not waiting */
 	s->first = run->first;
 	s->req = (struct prefetch_req){
-		.fd = dup(of->dfd >= 0 ? of->dfd : of->fd),
+		.fd = dup(cache_io_fill_fd(of)),
 		.off = run->first * bsize,
 		.len = (uint32_t)(len < slot_bytes ? len : slot_bytes),
 		.buf = s->buf,

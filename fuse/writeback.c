@@ -100,8 +100,13 @@ static ssize_t backend_read_fn(void *arg, void *buf, size_t len, uint64_t off)
 		char proc[PROC_FD_LEN];
 
 		of->rmw_tried = true;
-		of->rmw_fd = open(proc_fd_path(of->fd, proc),
-				  O_RDONLY | O_NOATIME | O_CLOEXEC | (of->dfd >= 0 ? O_DIRECT : 0));
+		/* direct where the fills are, or will be (-2: not opened yet) */
+		of->rmw_fd =
+		    open(proc_fd_path(of->fd, proc),
+			 O_RDONLY | O_NOATIME | O_CLOEXEC |
+			     (__atomic_load_n(&of->dfd, __ATOMIC_ACQUIRE) != -1 ? O_DIRECT : 0));
+		if (of->rmw_fd < 0 && errno == EINVAL) /* O_DIRECT refused */
+			of->rmw_fd = open(proc, O_RDONLY | O_NOATIME | O_CLOEXEC);
 	}
 	return backend_pread(of->rmw_fd >= 0 ? of->rmw_fd : of->fd, buf, len, (off_t)off);
 }
