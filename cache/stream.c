@@ -187,22 +187,76 @@ static ssize_t read_cached(struct stream *st, const struct pool_ticket *t, uint6
 	return local_read(st->lc, t, bucket, buf, off, len);
 }
 
-/* A miss: read the whole bucket from the backend, fill pool and local buffer. */
-static ssize_t read_backend(struct stream *st, struct pool_file *pf, const struct pool_ticket *t,
-			    uint64_t bucket, void *buf, size_t off, size_t len, stream_read_fn fn,
-			    void *arg)
+/* Bytes one miss reads at most, its bucket and the request's next ones together. */
+#define RUN_BYTES (1U << 20)
+
+/*
+ * How many of the @more buckets after @bucket the pool lacks, in a row:
+ * the same request needs them next, so the miss reads them with its own.
+ */
+static uint32_t run_after(struct stream *st, struct pool_file *pf, const struct pool_ticket *t,
+			  uint64_t bucket, uint32_t more)
 {
-	uint8_t *tmp = thread_buf_get(THREAD_BUF_BUCKET, st->bsize); /* O_DIRECT-aligned */
+	uint32_t n = 0, cap = RUN_BYTES / st->bsize;
+
+	if (t->busy || cap < 2)
+		return 0; /* nothing is cached now: one bucket at a time */
+	if (more > cap - 1)
+		more = cap - 1;
+	while (n < more && !pool_buf_has(pf, bucket + 1 + n))
+		n++;
+	return n;
+}
+
+/*
+ * The buckets after @bucket that a run read brought (@got bytes from @tmp,
+ * @run buckets asked), into the pool as read ahead. A bucket cut short is
+ * kept only where the file ends as its size at open says: anywhere else it
+ * may be a short read, which would pass for the end of the file.
+ */
+static void run_fill(struct stream *st, struct pool_file *pf, const struct pool_ticket *t,
+		     uint64_t bucket, const uint8_t *tmp, size_t got, uint32_t run)
+{
+	for (uint32_t i = 1; i <= run; i++) {
+		size_t at = (size_t)i * st->bsize, part = got > at ? got - at : 0;
+
+		if (part < st->bsize && (!part || (bucket + i) * st->bsize + part != st->id.size))
+			return;
+		pool_buf_fill_flags(pf, t, bucket + i, tmp + at,
+				    part < st->bsize ? part : st->bsize, true);
+	}
+}
+
+/*
+ * A miss: read the whole bucket from the backend, fill pool and local buffer.
+ * With it, in the same read, the next buckets of the request that the pool
+ * lacks (@more: how many the request still needs after this one): on a
+ * network SOURCE each read is a round trip, and a kernel READ of 1 MiB was
+ * 16 of them one after the other. Those go into the pool as read ahead
+ * (counted issued, then used by the request's next buckets), so the
+ * statistics still show one miss.
+ */
+static ssize_t read_backend(struct stream *st, struct pool_file *pf, const struct pool_ticket *t,
+			    uint64_t bucket, void *buf, size_t off, size_t len, uint32_t more,
+			    stream_read_fn fn, void *arg)
+{
+	uint32_t run = run_after(st, pf, t, bucket, more);
+	size_t want = (size_t)(run + 1) * st->bsize;
+	/* O_DIRECT-aligned */
+	uint8_t *tmp = thread_buf_get(THREAD_BUF_BUCKET, want);
 	ssize_t got, n = 0;
 	void *lb;
 
 	if (!tmp)
 		return -ENOMEM;
-	got = fn(arg, tmp, st->bsize, bucket * st->bsize);
+	got = fn(arg, tmp, want, bucket * st->bsize);
 	if (got < 0)
 		goto out;
 	pool_stats_count(pf, bucket, POOL_C_BACKEND_READS, 1);
 	pool_stats_count(pf, bucket, POOL_C_BACKEND_READ_BYTES, (uint64_t)got);
+	run_fill(st, pf, t, bucket, tmp, (size_t)got, run);
+	if ((size_t)got > st->bsize)
+		got = (ssize_t)st->bsize;
 	/* Nothing past the end of the file is worth a buffer (a read at a
 	 * bucket-aligned end would otherwise cache an empty one). */
 	if (got == 0)
@@ -223,9 +277,9 @@ out:
 	return got;
 }
 
-/* Read within one bucket. */
+/* Read within one bucket; @more: buckets the request needs after it. */
 static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t off, size_t len,
-			   stream_read_fn fn, void *arg)
+			   uint32_t more, stream_read_fn fn, void *arg)
 {
 	struct pool_file *pf;
 	struct pool_ticket t = { 0 };
@@ -237,7 +291,7 @@ static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t
 		pthread_mutex_lock(&st->lock);
 		pf = st->pf;
 		pthread_mutex_unlock(&st->lock);
-		return read_backend(st, pf, &t, bucket, buf, off, len, fn, arg);
+		return read_backend(st, pf, &t, bucket, buf, off, len, 0, fn, arg);
 	}
 	pthread_mutex_lock(&st->lock);
 	ret = pool_file_ticket_get(st->pf, &t);
@@ -262,7 +316,7 @@ static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t
 	if (ret != -ENOENT)
 		t.busy = true; /* the cache is unusable for now: read through, cache nothing */
 	/* pf stays valid until stream_close(), even if reopen() replaces it. */
-	return read_backend(st, pf, &t, bucket, buf, off, len, fn, arg);
+	return read_backend(st, pf, &t, bucket, buf, off, len, more, fn, arg);
 }
 
 ssize_t stream_read(struct stream *st, void *buf, size_t len, uint64_t off, stream_read_fn fn,
@@ -275,7 +329,9 @@ ssize_t stream_read(struct stream *st, void *buf, size_t len, uint64_t off, stre
 		uint64_t bucket = off / st->bsize;
 		size_t boff = off % st->bsize;
 		size_t n = len - done < st->bsize - boff ? len - done : st->bsize - boff;
-		ssize_t ret = read_bucket(st, bucket, p + done, boff, n, fn, arg);
+		uint64_t last = (off + (len - done) - 1) / st->bsize;
+		uint32_t more = last - bucket < UINT32_MAX ? (uint32_t)(last - bucket) : UINT32_MAX;
+		ssize_t ret = read_bucket(st, bucket, p + done, boff, n, more, fn, arg);
 
 		if (ret < 0)
 			return done ? (ssize_t)done : ret;
