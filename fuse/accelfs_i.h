@@ -154,6 +154,7 @@ struct handle_link {
 /* One open file: its own backing descriptor, so file status flags stay per open. */
 struct open_file {
 	struct handle_link link; /* under the open file list lock (ops_file.c) */
+	struct accelfs *fs;	 /* the mount it is open on; immutable */
 	struct inode *inode;	 /* the node it was opened on (holds a kernel reference) */
 	int fd;
 	struct stream *stream; /* buffer cache stream, NULL if not cached */
@@ -210,41 +211,46 @@ struct accelfs {
 	struct fuse_session *se;
 };
 
-extern struct accelfs accelfs;
+/*
+ * The daemon's state is one struct accelfs, made by main() and reached
+ * through a handle, never a global: a handler takes it from its request
+ * (fuse_req_userdata, the session's userdata), an open file from of->fs, a
+ * thread from its start argument, and helpers receive it as @fs.
+ */
 
 /* inode.c */
-int inode_table_init(void);
-void inode_table_destroy(void);
-struct inode *inode_get(fuse_ino_t ino);
+int inode_table_init(struct accelfs *fs);
+void inode_table_destroy(struct accelfs *fs);
+struct inode *inode_get(struct accelfs *fs, fuse_ino_t ino);
 /* Take (or find) the inode for @fd/@st and add one lookup; consumes @fd. */
-struct inode *inode_ref(int fd, const struct stat *st, int *err);
+struct inode *inode_ref(struct accelfs *fs, int fd, const struct stat *st, int *err);
 /* A reference on the node that already stands for @st's object, found by its
  * inode number and trusted because its descriptor is open (an open
  * descriptor keeps the number from being reused); NULL: none, or its
  * descriptor is closed — then open the name and use inode_ref(). */
-struct inode *inode_ref_known(const struct stat *st);
+struct inode *inode_ref_known(struct accelfs *fs, const struct stat *st);
 /* Whether @st's object has a node whose open failed with ESTALE since the
  * last call (clears it): its name must be looked up at SOURCE's server. */
-bool inode_take_stale(const struct stat *st);
-void inode_unref(struct inode *inode, uint64_t n);
+bool inode_take_stale(struct accelfs *fs, const struct stat *st);
+void inode_unref(struct accelfs *fs, struct inode *inode, uint64_t n);
 /* Called with each node the table frees, before it goes (the watcher's
  * inotify watch); set once before serving. */
 void inode_set_free_hook(void (*fn)(struct inode *n));
 /* The backing state the kernel knows, under inode->lock. */
 /* The timeouts a failing watcher shortens while workers reply (watch.c): read atomically. */
-static inline double opt_entry_timeout(void)
+static inline double opt_entry_timeout(struct accelfs *fs)
 {
 	double v;
 
-	__atomic_load(&accelfs.opts.entry_timeout, &v, __ATOMIC_RELAXED);
+	__atomic_load(&fs->opts.entry_timeout, &v, __ATOMIC_RELAXED);
 	return v;
 }
 
-static inline double opt_attr_timeout(void)
+static inline double opt_attr_timeout(struct accelfs *fs)
 {
 	double v;
 
-	__atomic_load(&accelfs.opts.attr_timeout, &v, __ATOMIC_RELAXED);
+	__atomic_load(&fs->opts.attr_timeout, &v, __ATOMIC_RELAXED);
 	return v;
 }
 
@@ -291,32 +297,32 @@ fuse_ino_t inode_fh_find(const struct file_handle *fh, bool changed, pid_t *pt_w
 void inode_fh_destroy(void);
 /* inode.c, for the watcher: the node id of (@dev, @ino), or 0: none known;
  * @changed: mark the node changed_outside. */
-fuse_ino_t inode_find_id(dev_t dev, ino_t ino, bool changed);
+fuse_ino_t inode_find_id(struct accelfs *fs, dev_t dev, ino_t ino, bool changed);
 /* Every known node id (the root first) into *@out (malloc'ed, NULL on ENOMEM); the count. */
-size_t inode_all_ids(fuse_ino_t **out);
+size_t inode_all_ids(struct accelfs *fs, fuse_ino_t **out);
 
 /* killpriv.c: what a write or truncation removes from a file (see there) */
-int killpriv_now(fuse_ino_t ino, struct inode *n, int fd, bool caps);
+int killpriv_now(struct accelfs *fs, fuse_ino_t ino, struct inode *n, int fd, bool caps);
 void killpriv_on_write(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		       struct open_file *of);
-bool killpriv_setattr_asked(int valid);
-bool killpriv_open_asked(const struct fuse_file_info *fi);
+bool killpriv_setattr_asked(struct accelfs *fs, int valid);
+bool killpriv_open_asked(struct accelfs *fs, const struct fuse_file_info *fi);
 /* ops_xattr.c: remove security.capability unless known absent; 0 or -errno */
-int xattr_caps_kill(struct inode *n, int fd);
+int xattr_caps_kill(struct accelfs *fs, struct inode *n, int fd);
 /* @n's file was just created (O_EXCL): capabilities are never inherited, so
  * it has none, known for attr_timeout as if a getxattr had said so. */
-void xattr_caps_created(struct inode *n);
+void xattr_caps_created(struct accelfs *fs, struct inode *n);
 /* transport.c: /dev/fuse or FUSE over io_uring (see there) */
-int transport_choose(char *why, size_t len);
-const char *transport_fuse_opt(void);
-const char *transport_describe(const struct fuse_conn_info *conn);
-void transport_init(const struct fuse_conn_info *conn);
+int transport_choose(struct accelfs *fs, char *why, size_t len);
+const char *transport_fuse_opt(struct accelfs *fs);
+const char *transport_describe(struct accelfs *fs, const struct fuse_conn_info *conn);
+void transport_init(struct accelfs *fs, const struct fuse_conn_info *conn);
 /* May a thread other than the one a request came to reply to it? */
-bool transport_foreign_replies(void);
+bool transport_foreign_replies(struct accelfs *fs);
 /* passthrough.c: per-file kernel passthrough (see there) */
 struct tuning_values;
-void passthrough_init(struct fuse_conn_info *conn, bool writeback_cache);
-bool passthrough_wanted(const struct inode *n, const struct tuning_values *t);
+void passthrough_init(struct accelfs *fs, struct fuse_conn_info *conn, bool writeback_cache);
+bool passthrough_wanted(struct accelfs *fs, const struct inode *n, const struct tuning_values *t);
 /* Under inode->lock, before the open is counted in n->opens: 1 passthrough, 0 not. */
 int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
 			    struct fuse_file_info *fi);
@@ -324,18 +330,19 @@ int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
 int passthrough_release_locked(struct open_file *of);
 /* Unregister @backing_id (> 0) through the session's device: needs no
  * request, so an open whose reply found its opener gone closes it too. */
-void passthrough_close(int backing_id);
+void passthrough_close(struct accelfs *fs, int backing_id);
 /* Before mounting: -1 with the reason in @why if the options ask what this build lacks. */
-int passthrough_check(char *why, size_t len);
+int passthrough_check(struct accelfs *fs, char *why, size_t len);
 /* ops.c: the optional features this build has, "+name -name ..." (accelfs --version) */
 void ops_features(char *buf, size_t len);
 
 /* ops_entry.c: look up @name in @parent and fill @e (adds a lookup). */
-int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e);
+int entry_lookup(struct accelfs *fs, fuse_ino_t parent, const char *name,
+		 struct fuse_entry_param *e);
 /* The mode to create with, handling the caller's umask (see ops_entry.c). */
 mode_t entry_mode(fuse_req_t req, mode_t mode);
 /* Fill @e for the object open as @fd (adds a lookup); the name is not looked up again. */
-int entry_from_fd(int fd, struct fuse_entry_param *e);
+int entry_from_fd(struct accelfs *fs, int fd, struct fuse_entry_param *e);
 
 /* Monotonic time in ns, to the clock tick (a few ms): for intervals, not order. */
 static inline uint64_t now_ns(void)
@@ -348,18 +355,18 @@ static inline uint64_t now_ns(void)
 
 /* Handler tables, one per object kind, merged in ops.c. */
 void ops_entry_fill(struct fuse_lowlevel_ops *ops);
-void ops_file_fill(struct fuse_lowlevel_ops *ops);
+void ops_file_fill(struct accelfs *fs, struct fuse_lowlevel_ops *ops);
 void ops_dir_fill(struct fuse_lowlevel_ops *ops);
 /* At INIT, after the ACL choice: may the kernel open directories without
  * asking (ops_dir.c)? */
-void ops_dir_init(struct fuse_conn_info *conn);
+void ops_dir_init(struct accelfs *fs, struct fuse_conn_info *conn);
 void ops_xattr_fill(struct fuse_lowlevel_ops *ops);
 /* ops_seek.c: lseek (SEEK_DATA/SEEK_HOLE answered from SOURCE, see there) */
 void ops_seek_fill(struct fuse_lowlevel_ops *ops);
-void ops_fill(struct fuse_lowlevel_ops *ops);
+void ops_fill(struct accelfs *fs, struct fuse_lowlevel_ops *ops);
 /* At exit: free the open files and directories the kernel still held. */
-void ops_file_release_all(void);
-void ops_dir_release_all(void);
+void ops_file_release_all(struct accelfs *fs);
+void ops_dir_release_all(struct accelfs *fs);
 
 /* A handle list (open files, open directories) under its @lock. */
 static inline void handle_list_add(struct handle_link *head, struct handle_link *h,
@@ -384,20 +391,20 @@ static inline void handle_list_del(struct handle_link *h, pthread_mutex_t *lock)
 }
 
 /* The pool's name as the mount asked for it (-o pool=), or the default. */
-static inline const char *cache_io_pool_name(void)
+static inline const char *cache_io_pool_name(const struct accelfs *fs)
 {
-	return accelfs.opts.pool_name ? accelfs.opts.pool_name : POOL_DEFAULT_NAME;
+	return fs->opts.pool_name ? fs->opts.pool_name : POOL_DEFAULT_NAME;
 }
 
 /* cache_io.c: file data through the buffer cache (see there) */
-int cache_io_init(char *err, size_t errlen);
-void cache_io_shutdown(void);
-void cache_io_abandon(void);
-void cache_io_describe(char *buf, size_t len);
+int cache_io_init(struct accelfs *fs, char *err, size_t errlen);
+void cache_io_shutdown(struct accelfs *fs);
+void cache_io_abandon(struct accelfs *fs);
+void cache_io_describe(struct accelfs *fs, char *buf, size_t len);
 /* @t: the file's tuning if already read, else NULL */
 int cache_io_open(struct open_file *of, const struct stat *st, const struct tuning_values *t);
 /* Count an open the rule sent to passthrough: @ok, or served by the daemon (a fallback). */
-void cache_io_count_passthrough(bool ok);
+void cache_io_count_passthrough(struct accelfs *fs, bool ok);
 /* @st: the file's attributes after its last write if the caller has them, else NULL */
 void cache_io_close(struct open_file *of, const struct stat *st);
 /* The descriptor bucket fills read (backend_io=direct: O_DIRECT, opened on first use). */
@@ -406,7 +413,8 @@ ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off);
 int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len);
 void cache_io_write_end(struct open_file *of, uint64_t off, ssize_t res);
 void cache_io_truncated(struct open_file *of, uint64_t size);
-int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode *, off_t));
+int cache_io_truncate_inode(struct accelfs *fs, struct inode *n, off_t size,
+			    int (*fn)(struct inode *, off_t));
 
 /* writeback.c: deferred write of small writes through the pool (see there) */
 void wb_open(struct open_file *of, int deferred_attr, int sync_attr);
@@ -420,41 +428,43 @@ void wb_flush_file(const struct inode *n);
 int wb_write_through_begin(struct open_file *of);
 void wb_write_through_end(struct open_file *of);
 int wb_fsync_relaxed(struct open_file *of);
-void wb_fix_attr(struct stat *st);
+void wb_fix_attr(struct accelfs *fs, struct stat *st);
 uint64_t wb_end(struct open_file *of);
-int wb_start(void);
+int wb_start(struct accelfs *fs);
 /* Log one line for a file whose dead daemon's deferred bytes were recovered or dropped. */
 struct pool_recover_note;
 void wb_recover_log(void *arg, const struct pool_recover_note *n);
 void wb_stop(void);
-void wb_flush_all(void);
+void wb_flush_all(struct accelfs *fs);
 /* readahead_io.c: adaptive read-ahead into the pool (see there) */
-int readahead_io_start(void);
+int readahead_io_start(struct accelfs *fs);
 void readahead_io_stop(void);
 void cache_io_readahead(struct open_file *of, uint64_t off, size_t len);
 
 /* ops_lock.c: locks taken on SOURCE (locks=forward; see there) */
-void ops_lock_fill(struct fuse_lowlevel_ops *ops);
+void ops_lock_fill(struct accelfs *fs, struct fuse_lowlevel_ops *ops);
 /* close(2) by lock owner @owner (FLUSH): its locks on the file go */
 void lock_flush(struct open_file *of, uint64_t owner);
 /* The handle goes: the locks of owners that are the handle itself (OFD) go */
 void lock_release_handle(struct open_file *of);
 
 /* shutdown.c: before the session ends (see there) */
-void shutdown_sync(void);
+void shutdown_sync(struct accelfs *fs);
 /* Past the final sync: writes and writable opens are refused (-EIO), else 0. */
 int shutdown_refuse(const struct inode *n, const char *what);
 
 /* bdi.c: raise the mount's read-ahead and dirty share (root only) */
-void bdi_tune(void);
+void bdi_tune(struct accelfs *fs);
 
-/* log.c */
-void log_init(void);
+/* log.c: the process's one log */
+/* Before anything logs: how verbose, and whether in the foreground (@o's). */
+void log_init(const struct accelfs_opts *o);
 /* How many errors libfuse itself has reported (it prints its own cause). */
 unsigned int log_fuse_errors(void);
-/* Choose where messages go once running (-o log=); before mounting, so a bad
- * log file is a start-up error. Returns 0, or -1 with a message in @err. */
-int log_open(char *err, size_t errlen);
+/* Choose where messages go once running (-o log=@target, NULL: the default);
+ * before mounting, so a bad log file is a start-up error. Returns 0, or -1
+ * with a message in @err. */
+int log_open(const char *target, char *err, size_t errlen);
 /* Switch to that destination (after daemonising). */
 void log_start(void);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -35,9 +35,9 @@ static int write_knob(const char *devno, const char *knob, unsigned int value)
 	return ret;
 }
 
-void bdi_tune(void)
+void bdi_tune(struct accelfs *fs)
 {
-	const struct accelfs_opts *o = &accelfs.opts;
+	const struct accelfs_opts *o = &fs->opts;
 	struct mountinfo_entry *m;
 	const char *devno;
 	int ra = 0, ratio = 0;
@@ -45,8 +45,8 @@ void bdi_tune(void)
 	if (geteuid() != 0 || (!o->readahead_kb && !o->bdi_max_ratio))
 		return;
 	m = malloc(sizeof(*m));
-	if (!m || mountinfo_find(NULL, accelfs.mountpoint_real, m)) {
-		log_msg(LOG_DEBUG, "%s: not in mountinfo; bdi left as is", accelfs.mountpoint_real);
+	if (!m || mountinfo_find(NULL, fs->mountpoint_real, m)) {
+		log_msg(LOG_DEBUG, "%s: not in mountinfo; bdi left as is", fs->mountpoint_real);
 		free(m);
 		return;
 	}

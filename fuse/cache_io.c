@@ -30,9 +30,9 @@
 
 #define TIMEOUT_LOG_NS 10000000000ULL /* lock timeouts: one log line per 10 s at most */
 
-int cache_io_init(char *err, size_t errlen)
+int cache_io_init(struct accelfs *fs, char *err, size_t errlen)
 {
-	const struct accelfs_opts *o = &accelfs.opts;
+	const struct accelfs_opts *o = &fs->opts;
 	struct pool_config cfg = {
 		.name = o->pool_name,
 		.bucket_size = o->bucket_size,
@@ -47,13 +47,13 @@ int cache_io_init(char *err, size_t errlen)
 
 	if (!o->cache)
 		return 0;
-	ret = pool_open(&cfg, &accelfs.pool);
+	ret = pool_open(&cfg, &fs->pool);
 	/* a truncated segment must detach the pool, not kill the mount */
-	if (!ret && (ret = pool_guard_sigbus(accelfs.pool)) != 0) {
+	if (!ret && (ret = pool_guard_sigbus(fs->pool)) != 0) {
 		snprintf(err, errlen, "pool %s: cannot install the SIGBUS guard: %s",
-			 cache_io_pool_name(), strerror(-ret));
-		pool_close(accelfs.pool);
-		accelfs.pool = NULL;
+			 cache_io_pool_name(fs), strerror(-ret));
+		pool_close(fs->pool);
+		fs->pool = NULL;
 	}
 	return ret;
 }
@@ -63,41 +63,41 @@ int cache_io_init(char *err, size_t errlen)
  * mount starts warm; pool_keep=no removes its name now (FREE). Daemons still
  * attached keep their mapping; the next mount then creates a new pool.
  */
-void cache_io_shutdown(void)
+void cache_io_shutdown(struct accelfs *fs)
 {
-	if (accelfs.pool && !accelfs.opts.pool_keep && pool_unlink(cache_io_pool_name()) == 0)
-		log_msg(LOG_INFO, "pool %s removed (pool_keep=no)", cache_io_pool_name());
-	pool_close(accelfs.pool);
-	accelfs.pool = NULL;
+	if (fs->pool && !fs->opts.pool_keep && pool_unlink(cache_io_pool_name(fs)) == 0)
+		log_msg(LOG_INFO, "pool %s removed (pool_keep=no)", cache_io_pool_name(fs));
+	pool_close(fs->pool);
+	fs->pool = NULL;
 }
 
-void cache_io_describe(char *buf, size_t len)
+void cache_io_describe(struct accelfs *fs, char *buf, size_t len)
 {
 	struct pool_info info;
 
-	if (!accelfs.pool) {
+	if (!fs->pool) {
 		snprintf(buf, len, "no global buffers");
 		return;
 	}
-	pool_info(accelfs.pool, &info);
+	pool_info(fs->pool, &info);
 	snprintf(buf, len, "pool %s: %u buffers of %u KiB (%llu MiB, %s), %u local per file",
-		 cache_io_pool_name(), info.nbufs, info.bucket_size >> 10,
+		 cache_io_pool_name(fs), info.nbufs, info.bucket_size >> 10,
 		 (unsigned long long)(info.data_size >> 20), info.created ? "created" : "attached",
-		 accelfs.opts.local_buffers);
+		 fs->opts.local_buffers);
 }
 
 /* The mount failed: a pool this daemon created for it is removed again. */
-void cache_io_abandon(void)
+void cache_io_abandon(struct accelfs *fs)
 {
 	struct pool_info info;
 
-	if (!accelfs.pool)
+	if (!fs->pool)
 		return;
-	pool_info(accelfs.pool, &info);
+	pool_info(fs->pool, &info);
 	if (info.created)
-		pool_unlink(cache_io_pool_name());
-	pool_close(accelfs.pool);
-	accelfs.pool = NULL;
+		pool_unlink(cache_io_pool_name(fs));
+	pool_close(fs->pool);
+	fs->pool = NULL;
 }
 
 static int64_t ts_ns(const struct timespec *ts)
@@ -135,7 +135,8 @@ struct file_tuning {
 };
 
 /* The file's tuning attributes (cache/tuning.h; @read: already read) over the mount's defaults. */
-static void file_tuning(int fd, const struct tuning_values *read, struct file_tuning *t)
+static void file_tuning(struct accelfs *fs, int fd, const struct tuning_values *read,
+			struct file_tuning *t)
 {
 	struct tuning_values v;
 
@@ -145,12 +146,11 @@ static void file_tuning(int fd, const struct tuning_values *read, struct file_tu
 		tuning_read_fd(fd, &v);
 	*t = (struct file_tuning){
 		.quota = v.global_buffers >= 0 ? (uint32_t)v.global_buffers : 0,
-		.nlocal =
-		    v.local_buffers >= 0 ? (uint32_t)v.local_buffers : accelfs.opts.local_buffers,
+		.nlocal = v.local_buffers >= 0 ? (uint32_t)v.local_buffers : fs->opts.local_buffers,
 		.deferred = v.deferred_write,
 		.sync = v.sync_relaxed,
 		.readahead_max =
-		    v.readahead_max >= 0 ? (uint64_t)v.readahead_max : accelfs.opts.readahead_max,
+		    v.readahead_max >= 0 ? (uint64_t)v.readahead_max : fs->opts.readahead_max,
 	};
 }
 
@@ -160,19 +160,18 @@ static void file_tuning(int fd, const struct tuning_values *read, struct file_tu
  * the count since the last line. The requests concerned were served from
  * SOURCE already; `accel stat` shows lock_timeouts.
  */
-static void pool_watch(void)
+static void pool_watch(struct accelfs *fs)
 {
 	static uint64_t logged, next_log;
 	static bool broken;
-	uint64_t n = pool_guard_lock_timeouts(accelfs.pool), now;
+	uint64_t n = pool_guard_lock_timeouts(fs->pool), now;
 
-	if (pool_guard_broken(accelfs.pool) &&
-	    !__atomic_exchange_n(&broken, true, __ATOMIC_RELAXED))
+	if (pool_guard_broken(fs->pool) && !__atomic_exchange_n(&broken, true, __ATOMIC_RELAXED))
 		log_msg(LOG_ERR,
 			"pool %s: segment truncated or damaged (SIGBUS): detached, serving from "
 			"SOURCE; deferred bytes in it are lost (EIO at fsync/close); remove it: "
 			"accel pool --reset %s",
-			cache_io_pool_name(), cache_io_pool_name() + 1);
+			cache_io_pool_name(fs), cache_io_pool_name(fs) + 1);
 	if (n == __atomic_load_n(&logged, __ATOMIC_RELAXED) ||
 	    (now = now_ns()) < __atomic_load_n(&next_log, __ATOMIC_RELAXED))
 		return;
@@ -180,7 +179,7 @@ static void pool_watch(void)
 	log_msg(LOG_WARNING,
 		"pool %s: %llu lock wait(s) gave up after %d s (a process holding a pool lock is "
 		"stopped or stuck): served from SOURCE",
-		cache_io_pool_name(),
+		cache_io_pool_name(fs),
 		(unsigned long long)(n - __atomic_load_n(&logged, __ATOMIC_RELAXED)),
 		(int)(SHM_LOCK_WAIT_NS / 1000000000LL));
 	__atomic_store_n(&logged, n, __ATOMIC_RELAXED);
@@ -210,7 +209,7 @@ int cache_io_fill_fd(struct open_file *of)
 		if (fd < 0 && !__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
 			log_msg(LOG_WARNING,
 				"backend_io=direct: %s refuses O_DIRECT (%s); using buffered reads",
-				accelfs.source_real, strerror(errno));
+				of->fs->source_real, strerror(errno));
 		if (fd < 0)
 			fd = -1;
 		if (!__atomic_compare_exchange_n(&of->dfd, &expected, fd, false, __ATOMIC_ACQ_REL,
@@ -225,6 +224,7 @@ int cache_io_fill_fd(struct open_file *of)
 
 int cache_io_open(struct open_file *of, const struct stat *st, const struct tuning_values *tv)
 {
+	struct accelfs *fs = of->fs;
 	char proc[PROC_FD_LEN], path[POOL_PATH_LEN];
 	struct file_tuning t;
 	ssize_t len;
@@ -233,39 +233,39 @@ int cache_io_open(struct open_file *of, const struct stat *st, const struct tuni
 	of->stream = NULL;
 	of->dfd = -1;
 	of->rmw_fd = -1;
-	if (!accelfs.pool || !S_ISREG(st->st_mode) || of->passthrough)
+	if (!fs->pool || !S_ISREG(st->st_mode) || of->passthrough)
 		return 0; /* passthrough: the kernel does the I/O, nothing to cache or defer */
-	pool_watch();
-	if (pool_guard_broken(accelfs.pool))
+	pool_watch(fs);
+	if (pool_guard_broken(fs->pool))
 		return 0; /* detached: SOURCE only */
 	file_id(st, &of->id);
 	file_id_handle(of->inode, &of->id);
 	/* with the daemon's credentials (after creds_leave): it may open by handle */
-	pool_recover_file(accelfs.pool, &of->id, wb_recover_log, NULL);
+	pool_recover_file(fs->pool, &of->id, wb_recover_log, NULL);
 	of->known_size = of->id.size;
-	file_tuning(of->fd, tv, &t);
+	file_tuning(fs, of->fd, tv, &t);
 	len = readlink(proc_fd_path(of->fd, proc), path, sizeof(path) - 1);
 	path[len > 0 ? len : 0] = '\0';
-	ret = stream_open(accelfs.pool, &of->id, path, t.quota, t.nlocal, &of->stream);
+	ret = stream_open(fs->pool, &of->id, path, t.quota, t.nlocal, &of->stream);
 	if (ret) {
 		/* a full file table is no reason to fail an open: read through */
 		log_msg(LOG_DEBUG, "%s: not cached: %s", path, strerror(-ret));
 		of->stream = NULL;
 	}
-	if (of->stream && accelfs.shared)
+	if (of->stream && fs->shared)
 		stream_set_exact(of->stream); /* another host's bytes may sit between two writes */
-	of->next_check = now_ns() + (uint64_t)(accelfs.opts.revalidate * 1e9);
-	if (of->stream && accelfs.opts.backend_direct)
+	of->next_check = now_ns() + (uint64_t)(fs->opts.revalidate * 1e9);
+	if (of->stream && fs->opts.backend_direct)
 		of->dfd = DFD_LATER;
 	wb_open(of, t.deferred, t.sync);
 	of->readahead_max = t.readahead_max;
 	return 0;
 }
 
-void cache_io_count_passthrough(bool ok)
+void cache_io_count_passthrough(struct accelfs *fs, bool ok)
 {
-	if (accelfs.pool && !pool_guard_broken(accelfs.pool))
-		pool_stats_count_pool(accelfs.pool, ok ? POOL_C_PT_OPENS : POOL_C_PT_FALLBACKS, 1);
+	if (fs->pool && !pool_guard_broken(fs->pool))
+		pool_stats_count_pool(fs->pool, ok ? POOL_C_PT_OPENS : POOL_C_PT_FALLBACKS, 1);
 }
 
 void cache_io_close(struct open_file *of, const struct stat *st)
@@ -280,7 +280,7 @@ void cache_io_close(struct open_file *of, const struct stat *st)
 	 * all. Not in shared mode, where other hosts' writes may have come
 	 * between ours, unseen by the buffers (close-to-open: the next open
 	 * compares). */
-	if (of->stream && __atomic_load_n(&of->wrote, __ATOMIC_RELAXED) && !accelfs.shared &&
+	if (of->stream && __atomic_load_n(&of->wrote, __ATOMIC_RELAXED) && !of->fs->shared &&
 	    (st || !fstat(of->fd, &own))) {
 		file_id(st ? st : &own, &id);
 		file_id_handle(of->inode, &id);
@@ -308,7 +308,7 @@ static void revalidate_now(struct open_file *of)
 
 	/* shared mode: a lock was granted (ops_lock.c), and another host may
 	 * have written under it without changing what stat shows */
-	if (accelfs.shared) {
+	if (of->fs->shared) {
 		stream_invalidate(of->stream);
 		return;
 	}
@@ -336,9 +336,9 @@ static void revalidate(struct open_file *of)
 		revalidate_now(of);
 		return;
 	}
-	if (accelfs.opts.revalidate <= 0 || (now = now_ns()) < next ||
+	if (of->fs->opts.revalidate <= 0 || (now = now_ns()) < next ||
 	    !__atomic_compare_exchange_n(&of->next_check, &next,
-					 now + (uint64_t)(accelfs.opts.revalidate * 1e9), false,
+					 now + (uint64_t)(of->fs->opts.revalidate * 1e9), false,
 					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
 	if (fstat(of->fd, &st))
@@ -370,7 +370,7 @@ static ssize_t read_backend(void *arg, void *buf, size_t len, uint64_t off)
 static ssize_t read_short(struct open_file *of, void *buf, size_t size, off_t off, ssize_t n,
 			  uint64_t end)
 {
-	uint64_t bsize = pool_bucket_size(accelfs.pool);
+	uint64_t bsize = pool_bucket_size(of->fs->pool);
 	uint8_t *p = buf;
 
 	if (end > (uint64_t)off + size)
@@ -397,14 +397,14 @@ ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)
 
 	if (!of->stream)
 		return backend_pread(of->fd, buf, size, off);
-	pool_watch();
+	pool_watch(of->fs);
 	revalidate(of);
 	/* A read at or past the end (cat's last read) needs neither the cache
 	 * nor a backend read, and must not count as a miss: one fstat decides,
 	 * and a file seen to have grown is not fstat'ed again below its size. */
 	if ((uint64_t)off >= __atomic_load_n(&of->known_size, __ATOMIC_RELAXED) &&
 	    !fstat(of->fd, &st)) {
-		wb_fix_attr(&st); /* deferred bytes past SOURCE's end count */
+		wb_fix_attr(of->fs, &st); /* deferred bytes past SOURCE's end count */
 		if (off >= st.st_size)
 			return 0;
 		__atomic_store_n(&of->known_size, (uint64_t)st.st_size, __ATOMIC_RELAXED);
@@ -435,7 +435,7 @@ int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len)
 	__atomic_store_n(&of->wrote, true, __ATOMIC_RELAXED); /* ops_file_check_written */
 	if (!of->stream)
 		return 0;
-	pool_watch();
+	pool_watch(of->fs);
 	/* our deferred bytes are older than this write: they go first (I8) */
 	ret = wb_write_through_begin(of);
 	if (ret)
@@ -467,11 +467,11 @@ void cache_io_truncated(struct open_file *of, uint64_t size)
  * logged) before the truncate judges the file (I9), with the daemon's
  * rights even inside a user's SETATTR: recovery opens by handle.
  */
-static void recover_as_daemon(const struct pool_file_id *id)
+static void recover_as_daemon(struct accelfs *fs, const struct pool_file_id *id)
 {
 	bool suspended = creds_suspend();
 
-	pool_recover_file(accelfs.pool, id, wb_recover_log, NULL);
+	pool_recover_file(fs->pool, id, wb_recover_log, NULL);
 	/* the rest of the request must not run as root: fail closed (as wb_fd_get) */
 	if (creds_resume(suspended)) {
 		log_msg(LOG_CRIT, "cannot take the caller's credentials again: stopping");
@@ -483,14 +483,15 @@ static void recover_as_daemon(const struct pool_file_id *id)
  * A size change without an open file (truncate(2) by path): bracket it with
  * a temporary pool handle for the inode. Returns the result of @fn.
  */
-int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode *, off_t))
+int cache_io_truncate_inode(struct accelfs *fs, struct inode *n, off_t size,
+			    int (*fn)(struct inode *, off_t))
 {
 	struct pool_file_id id;
 	struct pool_file *pf = NULL;
 	struct stat st;
 	int ret, fd;
 
-	if (!accelfs.pool)
+	if (!fs->pool)
 		return fn(n, size);
 	fd = inode_fd_get(n);
 	ret = INODE_FD_OR(fd, fstatat(fd, "", &st, AT_EMPTY_PATH));
@@ -499,8 +500,8 @@ int cache_io_truncate_inode(struct inode *n, off_t size, int (*fn)(struct inode 
 		return fn(n, size);
 	file_id(&st, &id);
 	file_id_handle(n, &id);
-	recover_as_daemon(&id);
-	if (pool_file_get(accelfs.pool, &id, NULL, 0, &pf))
+	recover_as_daemon(fs, &id);
+	if (pool_file_get(fs->pool, &id, NULL, 0, &pf))
 		return fn(n, size); /* no slot: the file is not cached either */
 	if (pool_buf_write_begin(pf, 0, 0)) {
 		ret = fn(n, size);

@@ -426,18 +426,18 @@ bool fd_cache_handle_equal(const struct file_handle *a, const struct file_handle
 }
 
 /* Can the daemon open SOURCE's handles? Else say why, for the log. */
-static void handles_probe(void)
+static void handles_probe(int root_fd)
 {
 	struct fh_buf fh;
 	int id, mfd, fd, err;
 
 	fh.h.handle_bytes = MAX_HANDLE_SZ;
-	if (name_to_handle_at(accelfs.root.fd, "", &fh.h, &id, AT_EMPTY_PATH)) {
+	if (name_to_handle_at(root_fd, "", &fh.h, &id, AT_EMPTY_PATH)) {
 		snprintf(fallback_why, sizeof(fallback_why), "SOURCE has no file handles (%s)",
 			 strerror(errno));
 		return;
 	}
-	mfd = mount_fd_open(accelfs.root.fd, S_IFDIR);
+	mfd = mount_fd_open(root_fd, S_IFDIR);
 	fd = mfd < 0 ? mfd : open_by_handle_at(mfd, &fh.h, O_PATH | O_CLOEXEC);
 	if (fd < 0) {
 		err = mfd < 0 ? -mfd : errno;
@@ -491,11 +491,11 @@ void inode_fd_log_mode(void)
 		fallback_why, (unsigned long long)rl.rlim_cur);
 }
 
-void fd_cache_init(void)
+void fd_cache_init(struct accelfs *fs)
 {
-	reap_deleted = !shared_mode(); /* settled before the table is made */
+	reap_deleted = !shared_mode(fs); /* settled before the table is made */
 	fd_cache_size();
-	handles_probe();
+	handles_probe(fs->root.fd);
 }
 
 void fd_cache_destroy(void)

@@ -23,8 +23,9 @@ struct fh_buf {
 	unsigned char bytes[MAX_HANDLE_SZ];
 };
 
-/* At table init: the cache's size from RLIMIT_NOFILE, and whether SOURCE's handles work. */
-void fd_cache_init(void);
+/* At @fs's table init: the cache's size from RLIMIT_NOFILE, and whether
+ * SOURCE's handles work (tried on its root). */
+void fd_cache_init(struct accelfs *fs);
 /* At table destroy: the reaper stopped, the handle mounts closed. */
 void fd_cache_destroy(void);
 

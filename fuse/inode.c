@@ -43,13 +43,13 @@ static size_t slot_of(dev_t dev, ino_t ino, size_t size)
 	return (size_t)(h >> 17) & (size - 1);
 }
 
-int inode_table_init(void)
+int inode_table_init(struct accelfs *fs)
 {
 	table_size = 4096;
 	table = calloc(table_size, sizeof(*table));
 	if (!table)
 		return -ENOMEM;
-	fd_cache_init();
+	fd_cache_init(fs);
 	return 0;
 }
 
@@ -69,10 +69,11 @@ static void inode_free(struct inode *n)
 	free(n);
 }
 
-void inode_table_destroy(void)
+void inode_table_destroy(struct accelfs *fs)
 {
 	size_t i;
 
+	(void)fs;
 	fd_cache_destroy();
 	inode_fh_destroy();
 	for (i = 0; i < table_size; i++) {
@@ -118,10 +119,10 @@ static void table_grow(void)
 	table_size = nsize;
 }
 
-struct inode *inode_get(fuse_ino_t ino)
+struct inode *inode_get(struct accelfs *fs, fuse_ino_t ino)
 {
 	if (ino == FUSE_ROOT_ID)
-		return &accelfs.root;
+		return &fs->root;
 	return (struct inode *)(uintptr_t)ino;
 }
 
@@ -214,11 +215,11 @@ static struct inode *inode_new(int fd, const struct stat *st, const struct file_
  * size and its pages, and sees the file as it now is (close-to-open).
  * Table lock held.
  */
-static bool must_retire(struct inode *n, const struct stat *st)
+static bool must_retire(struct accelfs *fs, struct inode *n, const struct stat *st)
 {
 	bool retire;
 
-	if (!accelfs.opts.writeback || accelfs.opts.kernel_cache != KERNEL_CACHE_AUTO ||
+	if (!fs->opts.writeback || fs->opts.kernel_cache != KERNEL_CACHE_AUTO ||
 	    !S_ISREG(st->st_mode))
 		return false;
 	/* Data only: our own metadata changes (link, chmod, xattrs) move ctime.
@@ -274,22 +275,22 @@ static struct inode *insert_locked(int fd, const struct stat *st, const struct f
 	return n;
 }
 
-struct inode *inode_ref(int fd, const struct stat *st, int *err)
+struct inode *inode_ref(struct accelfs *fs, int fd, const struct stat *st, int *err)
 {
 	struct fh_buf fhb;
 	int mount_fd = -1;
 	const struct file_handle *fh;
 	struct inode *n;
 
-	if (st->st_dev == accelfs.root.dev && st->st_ino == accelfs.root.ino) {
+	if (st->st_dev == fs->root.dev && st->st_ino == fs->root.ino) {
 		close(fd); /* the root reached again through a name (e.g. a bind mount) */
-		return &accelfs.root;
+		return &fs->root;
 	}
 	fh = fd_cache_handle_of(fd, st->st_mode & S_IFMT, &fhb, &mount_fd) ? &fhb.h : NULL;
 	pthread_mutex_lock(&table_lock);
 	n = find_locked(st->st_dev, st->st_ino);
 	/* Another handle: the inode number was freed and reused by a new file. */
-	if (n && (!fd_cache_handle_equal(n->fh, fh) || must_retire(n, st))) {
+	if (n && (!fd_cache_handle_equal(n->fh, fh) || must_retire(fs, n, st))) {
 		retire_locked(n);
 		n = NULL;
 	}
@@ -311,15 +312,15 @@ struct inode *inode_ref(int fd, const struct stat *st, int *err)
 	return n;
 }
 
-struct inode *inode_ref_known(const struct stat *st)
+struct inode *inode_ref_known(struct accelfs *fs, const struct stat *st)
 {
 	struct inode *n;
 
-	if (st->st_dev == accelfs.root.dev && st->st_ino == accelfs.root.ino)
-		return &accelfs.root;
+	if (st->st_dev == fs->root.dev && st->st_ino == fs->root.ino)
+		return &fs->root;
 	pthread_mutex_lock(&table_lock);
 	n = find_locked(st->st_dev, st->st_ino);
-	if (n && must_retire(n, st)) { /* as inode_ref() would: must_retire consumes */
+	if (n && must_retire(fs, n, st)) { /* as inode_ref() would: must_retire consumes */
 		retire_locked(n);
 		n = NULL;
 	}
@@ -334,15 +335,16 @@ struct inode *inode_ref_known(const struct stat *st)
 		inode_note_mode(n, st);
 		return n;
 	}
-	inode_unref(n, 1);
+	inode_unref(fs, n, 1);
 	return NULL;
 }
 
-bool inode_take_stale(const struct stat *st)
+bool inode_take_stale(struct accelfs *fs, const struct stat *st)
 {
 	struct inode *n;
 	bool stale = false;
 
+	(void)fs;
 	pthread_mutex_lock(&table_lock);
 	n = find_locked(st->st_dev, st->st_ino);
 	if (n)
@@ -351,9 +353,9 @@ bool inode_take_stale(const struct stat *st)
 	return stale;
 }
 
-void inode_unref(struct inode *n, uint64_t count)
+void inode_unref(struct accelfs *fs, struct inode *n, uint64_t count)
 {
-	if (n == &accelfs.root)
+	if (n == &fs->root)
 		return;
 	pthread_mutex_lock(&table_lock);
 	if (count > n->nlookup)
@@ -385,12 +387,12 @@ void inode_set_free_hook(void (*fn)(struct inode *n))
 }
 
 /* For the watchers (watch_ino.c, watch_inval.c): see accelfs_i.h. */
-fuse_ino_t inode_find_id(dev_t dev, ino_t ino, bool changed)
+fuse_ino_t inode_find_id(struct accelfs *fs, dev_t dev, ino_t ino, bool changed)
 {
 	struct inode *n;
 	fuse_ino_t id = 0;
 
-	if (dev == accelfs.root.dev && ino == accelfs.root.ino)
+	if (dev == fs->root.dev && ino == fs->root.ino)
 		return FUSE_ROOT_ID;
 	pthread_mutex_lock(&table_lock);
 	n = find_locked(dev, ino);
@@ -403,11 +405,12 @@ fuse_ino_t inode_find_id(dev_t dev, ino_t ino, bool changed)
 	return id;
 }
 
-size_t inode_all_ids(fuse_ino_t **out)
+size_t inode_all_ids(struct accelfs *fs, fuse_ino_t **out)
 {
 	fuse_ino_t *ids;
 	size_t cnt = 0;
 
+	(void)fs;
 	pthread_mutex_lock(&table_lock);
 	ids = malloc((table_count + 1) * sizeof(*ids));
 	if (ids) {

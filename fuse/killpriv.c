@@ -38,7 +38,7 @@ static mode_t setid_bits(mode_t mode)
 	return S_ISREG(mode) ? kill : 0;
 }
 
-static int clear_setid(fuse_ino_t ino, struct inode *n, int fd)
+static int clear_setid(struct accelfs *fs, fuse_ino_t ino, struct inode *n, int fd)
 {
 	char path[PROC_FD_LEN];
 	struct stat st;
@@ -57,7 +57,7 @@ static int clear_setid(fuse_ino_t ino, struct inode *n, int fd)
 		st.st_mode &= ~kill;
 		/* the kernel's cached mode must not show the bits any more */
 		if (ino)
-			fuse_lowlevel_notify_inval_inode(accelfs.se, ino, -1, 0);
+			fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
 	}
 	inode_note_mode(n, &st);
 	return 0;
@@ -69,14 +69,14 @@ static int clear_setid(fuse_ino_t ino, struct inode *n, int fd)
  * if -1, its O_PATH descriptor. @ino: the kernel's node id to refresh its
  * cached mode, 0 when the reply carries the new attributes. 0 or -errno.
  */
-int killpriv_now(fuse_ino_t ino, struct inode *n, int fd, bool caps)
+int killpriv_now(struct accelfs *fs, fuse_ino_t ino, struct inode *n, int fd, bool caps)
 {
 	int ret = 0;
 
 	if (__atomic_load_n(&n->setid, __ATOMIC_RELAXED))
-		ret = clear_setid(ino, n, fd);
+		ret = clear_setid(fs, ino, n, fd);
 	if (!ret && caps)
-		ret = xattr_caps_kill(n, fd);
+		ret = xattr_caps_kill(fs, n, fd);
 	return ret;
 }
 
@@ -90,7 +90,9 @@ int killpriv_now(fuse_ino_t ino, struct inode *n, int fd, bool caps)
 static bool write_asks_kill(fuse_req_t req, const struct fuse_file_info *fi)
 {
 #ifdef ACCEL_HAVE_KILLPRIV_V2
-	if (accelfs.killpriv_v2)
+	struct accelfs *fs = fuse_req_userdata(req);
+
+	if (fs->killpriv_v2)
 		return fi->kill_suidgid;
 #endif
 	return !fi->writepage && creds_unprivileged(req);
@@ -103,32 +105,35 @@ static bool write_asks_kill(fuse_req_t req, const struct fuse_file_info *fi)
 void killpriv_on_write(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		       struct open_file *of)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	int ret;
 
 	if (!write_asks_kill(req, fi))
 		return;
-	ret = killpriv_now(ino, of->inode, of->fd, accelfs.killpriv_v2);
+	ret = killpriv_now(fs, ino, of->inode, of->fd, fs->killpriv_v2);
 	if (ret)
 		log_msg(LOG_WARNING, "inode %llu: cannot clear set-ID bits or capabilities: %s",
 			(unsigned long long)of->inode->ino, strerror(-ret));
 }
 
 /* The SETATTR or OPEN flag that asks the server to kill (killpriv_v2 only). */
-bool killpriv_setattr_asked(int valid)
+bool killpriv_setattr_asked(struct accelfs *fs, int valid)
 {
 #ifdef ACCEL_HAVE_KILLPRIV_V2
-	return accelfs.killpriv_v2 && (valid & FUSE_SET_ATTR_KILL_SUID);
+	return fs->killpriv_v2 && (valid & FUSE_SET_ATTR_KILL_SUID);
 #else
+	(void)fs;
 	(void)valid;
 	return false;
 #endif
 }
 
-bool killpriv_open_asked(const struct fuse_file_info *fi)
+bool killpriv_open_asked(struct accelfs *fs, const struct fuse_file_info *fi)
 {
 #ifdef ACCEL_HAVE_KILLPRIV_V2
-	return accelfs.killpriv_v2 && fi->kill_suidgid;
+	return fs->killpriv_v2 && fi->kill_suidgid;
 #else
+	(void)fs;
 	(void)fi;
 	return false;
 #endif

@@ -26,7 +26,8 @@
 static void kinval_run(struct slow_req *s)
 {
 	struct kinval *k = (struct kinval *)s;
-	int ret = fuse_lowlevel_notify_inval_inode(accelfs.se, k->ino, k->off, k->len);
+	struct accelfs *fs = fuse_req_userdata(s->req);
+	int ret = fuse_lowlevel_notify_inval_inode(fs->se, k->ino, k->off, k->len);
 
 	/* -ENOENT: the kernel holds no such inode, hence no page of it */
 	k->err = ret == -ENOENT ? 0 : ret;
@@ -46,7 +47,7 @@ int kinval_start(struct kinval *k)
 {
 	/* the notification itself must not come from the ring thread either:
 	 * the reads it waits for may be queued on that very ring */
-	if (!transport_foreign_replies())
+	if (!transport_foreign_replies(fuse_req_userdata(k->slow.req)))
 		return -EOPNOTSUPP;
 	k->slow.run = kinval_run;
 	k->slow.done = kinval_done;

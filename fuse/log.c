@@ -29,10 +29,12 @@
 
 enum log_dest { DEST_STDERR, DEST_SYSLOG, DEST_FILE };
 
+/* Process-wide by nature: a process has one log, whatever it serves. */
 static enum log_dest running_dest = DEST_STDERR; /* chosen by log_open() */
 static enum log_dest dest = DEST_STDERR;	 /* in force: stderr until log_start() */
 static int log_fd = -1;				 /* DEST_FILE */
 static unsigned int fuse_errors;		 /* libfuse messages at LOG_ERR or worse */
+static bool verbose, foreground;		 /* -o debug, -f: set by log_init() */
 
 static const char *level_name(int level)
 {
@@ -64,14 +66,12 @@ static void log_file_v(int level, const char *fmt, va_list ap)
 
 static void log_v(int level, const char *fmt, va_list ap)
 {
-	bool verbose = accelfs.opts.debug;
-
 	if (dest == DEST_SYSLOG) {
 		vsyslog(level, fmt, ap);
 	} else if (dest == DEST_FILE) {
 		if (level <= LOG_INFO || verbose)
 			log_file_v(level, fmt, ap);
-	} else if (level <= LOG_NOTICE || verbose || accelfs.opts.foreground) {
+	} else if (level <= LOG_NOTICE || verbose || foreground) {
 		fputs("accelfs: ", stderr);
 		vfprintf(stderr, fmt, ap);
 		fputc('\n', stderr);
@@ -201,9 +201,8 @@ static int open_log_file(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-int log_open(char *err, size_t errlen)
+int log_open(const char *t, char *err, size_t errlen)
 {
-	const char *t = accelfs.opts.log_target;
 	char buf[4096];
 
 	if (t && !strcmp(t, "stderr"))
@@ -212,7 +211,7 @@ int log_open(char *err, size_t errlen)
 		running_dest = DEST_SYSLOG;
 	else if (t)
 		return open_log_file(t, err, errlen);
-	else if (accelfs.opts.foreground)
+	else if (foreground)
 		running_dest = DEST_STDERR;
 	else if (syslog_reachable())
 		running_dest = DEST_SYSLOG;
@@ -228,7 +227,9 @@ void log_start(void)
 	dest = running_dest;
 }
 
-void log_init(void)
+void log_init(const struct accelfs_opts *o)
 {
+	verbose = o->debug;
+	foreground = o->foreground;
 	fuse_set_log_func(log_from_fuse);
 }

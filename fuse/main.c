@@ -33,8 +33,8 @@
 
 #define EXIT_RUNTIME 1
 
-struct accelfs accelfs;
-
+/* Process-wide by nature: signals reach the process, and the thread that
+ * turns one into an unmount (shutdown_thread) is the process's one. */
 static int shutdown_pipe[2] = { -1, -1 };
 static pthread_t main_thread;
 static pthread_t shutdown_tid;
@@ -53,7 +53,7 @@ static int fail(const char *fmt, ...)
 	return -1;
 }
 
-static int check_source(const char *src)
+static int check_source(struct accelfs *fs, const char *src)
 {
 	struct stat st;
 	int fd;
@@ -66,8 +66,8 @@ static int check_source(const char *src)
 	if (fd < 0)
 		return fail("%s: cannot read source: %s", src, strerror(errno));
 	close(fd);
-	accelfs.source_real = realpath(src, NULL);
-	if (!accelfs.source_real)
+	fs->source_real = realpath(src, NULL);
+	if (!fs->source_real)
 		return fail("%s: %s", src, strerror(errno));
 	return 0;
 }
@@ -110,9 +110,9 @@ static void warn_if_not_empty(const char *mnt)
 			   n == 1 ? "y is" : "ies are");
 }
 
-static int check_mountpoint(const char *mnt)
+static int check_mountpoint(struct accelfs *fs, const char *mnt)
 {
-	const char *src = accelfs.source_real;
+	const char *src = fs->source_real;
 	size_t len = strlen(src);
 	char *real;
 	struct stat st;
@@ -133,7 +133,7 @@ static int check_mountpoint(const char *mnt)
 		return -1;
 	}
 	/* The daemon changes to / when it detaches: keep the absolute path. */
-	accelfs.mountpoint_real = real;
+	fs->mountpoint_real = real;
 	warn_if_not_empty(mnt);
 	return check_not_mounted(mnt, real);
 }
@@ -171,34 +171,34 @@ static void warn_later(const char *fmt, ...)
 	va_end(ap);
 }
 
-static int setup_backend(void)
+static int setup_backend(struct accelfs *fs)
 {
 	char why[160];
 
-	if (backend_init(accelfs.opts.backend, accelfs.opts.queue_depth, why, sizeof(why)))
+	if (backend_init(fs->opts.backend, fs->opts.queue_depth, why, sizeof(why)))
 		return fail("io_uring is not usable (%s); use -o backend=auto or backend=sync",
 			    why);
 	/* Said once the mount exists: a failed start must print only its cause. */
-	if (accelfs.opts.backend == BACKEND_AUTO && backend_active() == BACKEND_SYNC)
+	if (fs->opts.backend == BACKEND_AUTO && backend_active() == BACKEND_SYNC)
 		warn_later("io_uring is not usable (%s); using pread/pwrite instead", why);
 	return 0;
 }
 
-static int setup_root(void)
+static int setup_root(struct accelfs *fs)
 {
-	struct inode *r = &accelfs.root;
+	struct inode *r = &fs->root;
 	struct stat st;
 
-	r->fd = open(accelfs.source_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	r->fd = open(fs->source_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (r->fd < 0 || fstat(r->fd, &st))
-		return fail("%s: %s", accelfs.source_real, strerror(errno));
+		return fail("%s: %s", fs->source_real, strerror(errno));
 	r->dev = st.st_dev;
 	r->ino = st.st_ino;
 	r->type = S_IFDIR;
 	r->wb_fd = -1;
 	r->nlookup = 2;
 	pthread_mutex_init(&r->lock, NULL);
-	if (inode_table_init())
+	if (inode_table_init(fs))
 		return fail("out of memory");
 	return 0;
 }
@@ -208,14 +208,14 @@ static int setup_root(void)
  * existing pool keeps its geometry, and asking for another must not pass in
  * silence.
  */
-static void warn_pool_geometry(void)
+static void warn_pool_geometry(struct accelfs *fs)
 {
-	const struct accelfs_opts *o = &accelfs.opts;
+	const struct accelfs_opts *o = &fs->opts;
 	struct pool_info in;
 
-	if (!accelfs.pool)
+	if (!fs->pool)
 		return;
-	pool_info(accelfs.pool, &in);
+	pool_info(fs->pool, &in);
 	if (in.created || ((!o->global_cache || o->global_cache == in.data_size) &&
 			   (!o->global_buffers || o->global_buffers == in.nbufs) &&
 			   (!o->bucket_size || o->bucket_size == in.bucket_size)))
@@ -223,8 +223,8 @@ static void warn_pool_geometry(void)
 	warn_later("pool %s already exists with %u buffers of %u KiB (%llu MiB): the "
 		   "global_cache/global_buffers/bucket_size asked for apply only to a new pool "
 		   "(to resize: unmount every user, accel pool --reset %s)",
-		   cache_io_pool_name(), in.nbufs, in.bucket_size >> 10,
-		   (unsigned long long)(in.data_size >> 20), cache_io_pool_name());
+		   cache_io_pool_name(fs), in.nbufs, in.bucket_size >> 10,
+		   (unsigned long long)(in.data_size >> 20), cache_io_pool_name(fs));
 }
 
 /*
@@ -232,36 +232,36 @@ static void warn_pool_geometry(void)
  * by another user, too big for /dev/shm), and then accelfs runs without
  * global buffers and says so.
  */
-static int setup_cache(void)
+static int setup_cache(struct accelfs *fs)
 {
 	char why[256] = "";
-	bool named = accelfs.opts.pool_name != NULL;
+	bool named = fs->opts.pool_name != NULL;
 	int ret;
 
 	if (!named && geteuid() != 0 &&
-	    asprintf(&accelfs.opts.pool_name, "%s-%u", POOL_DEFAULT_NAME, (unsigned)geteuid()) < 0)
+	    asprintf(&fs->opts.pool_name, "%s-%u", POOL_DEFAULT_NAME, (unsigned)geteuid()) < 0)
 		return fail("out of memory");
-	ret = cache_io_init(why, sizeof(why));
+	ret = cache_io_init(fs, why, sizeof(why));
 	if (ret && !why[0])
-		snprintf(why, sizeof(why), "pool %s: %s", cache_io_pool_name(), strerror(-ret));
+		snprintf(why, sizeof(why), "pool %s: %s", cache_io_pool_name(fs), strerror(-ret));
 	if (ret && named)
 		return fail("%s", why);
 	if (ret)
 		warn_later("%s; running without global buffers", why);
-	warn_pool_geometry();
+	warn_pool_geometry(fs);
 	return 0;
 }
 
 /* Arguments for libfuse: our checked options rewritten as kernel mount options. */
-static int build_fuse_args(struct fuse_args *args)
+static int build_fuse_args(struct accelfs *fs, struct fuse_args *args)
 {
-	struct accelfs_opts *o = &accelfs.opts;
+	struct accelfs_opts *o = &fs->opts;
 	char *fsname;
 	int ret = 0;
 
 	if (fuse_opt_add_arg(args, "accelfs") || (o->debug && fuse_opt_add_arg(args, "-d")))
 		return -ENOMEM;
-	if (asprintf(&fsname, "fsname=%s", accelfs.source_real) < 0)
+	if (asprintf(&fsname, "fsname=%s", fs->source_real) < 0)
 		return -ENOMEM;
 	if (!o->mount_opts || !strstr(o->mount_opts, "fsname="))
 		ret = fuse_opt_add_opt_escaped(&o->mount_opts, fsname);
@@ -274,8 +274,8 @@ static int build_fuse_args(struct fuse_args *args)
 		ret = fuse_opt_add_opt(&o->mount_opts, "default_permissions");
 	if (!ret && o->read_only)
 		ret = fuse_opt_add_opt(&o->mount_opts, "ro");
-	if (!ret && transport_fuse_opt()) /* a libfuse session option: see transport.c */
-		ret = fuse_opt_add_opt(&o->mount_opts, transport_fuse_opt());
+	if (!ret && transport_fuse_opt(fs)) /* a libfuse session option: see transport.c */
+		ret = fuse_opt_add_opt(&o->mount_opts, transport_fuse_opt(fs));
 	if (!ret && (fuse_opt_add_arg(args, "-o") || fuse_opt_add_arg(args, o->mount_opts)))
 		ret = -ENOMEM;
 	return ret;
@@ -300,19 +300,19 @@ static void on_wakeup_signal(int sig)
  */
 static void *shutdown_thread(void *arg)
 {
+	struct accelfs *fs = arg;
 	char c = 0;
 
-	(void)arg;
 	while (read(shutdown_pipe[0], &c, 1) < 0 && errno == EINTR)
 		;
 	if (!c)
 		return NULL;
-	log_msg(LOG_NOTICE, "signal %d: flushing and unmounting %s", c, accelfs.mountpoint_real);
-	shutdown_sync();
+	log_msg(LOG_NOTICE, "signal %d: flushing and unmounting %s", c, fs->mountpoint_real);
+	shutdown_sync(fs);
 	/* While the workers still serve: an invalidation of a file with dirty
 	 * pages makes the kernel write them back through us first. */
 	watch_stop();
-	fuse_session_exit(accelfs.se);
+	fuse_session_exit(fs->se);
 	pthread_kill(main_thread, SIGUSR2);
 	return NULL;
 }
@@ -337,10 +337,10 @@ static int setup_signals(void)
 }
 
 /* After detaching: threads do not survive fork(). */
-static int start_shutdown_thread(void)
+static int start_shutdown_thread(struct accelfs *fs)
 {
 	main_thread = pthread_self();
-	if (pthread_create(&shutdown_tid, NULL, shutdown_thread, NULL)) {
+	if (pthread_create(&shutdown_tid, NULL, shutdown_thread, fs)) {
 		log_msg(LOG_ERR, "cannot start the shutdown thread");
 		return -1;
 	}
@@ -365,20 +365,20 @@ static void stop_shutdown_thread(void)
 	shutdown_started = false;
 }
 
-static int serve(struct fuse_session *se)
+static int serve(struct accelfs *fs, struct fuse_session *se)
 {
 	struct fuse_loop_config *cfg;
 	int ret;
 
-	if (accelfs.opts.single_thread)
+	if (fs->opts.single_thread)
 		return fuse_session_loop(se);
 	cfg = fuse_loop_cfg_create();
 	if (!cfg)
 		return -ENOMEM;
-	fuse_loop_cfg_set_clone_fd(cfg, accelfs.opts.clone_fd);
-	fuse_loop_cfg_set_max_threads(cfg, accelfs.opts.threads);
+	fuse_loop_cfg_set_clone_fd(cfg, fs->opts.clone_fd);
+	fuse_loop_cfg_set_max_threads(cfg, fs->opts.threads);
 	/* Keep idle workers: each owns an io_uring ring worth keeping. */
-	fuse_loop_cfg_set_idle_threads(cfg, accelfs.opts.threads);
+	fuse_loop_cfg_set_idle_threads(cfg, fs->opts.threads);
 	ret = fuse_session_loop_mt(se, cfg);
 	fuse_loop_cfg_destroy(cfg);
 	return ret;
@@ -400,9 +400,9 @@ static void raise_nofile(void)
 	}
 }
 
-static int prepare(void)
+static int prepare(struct accelfs *fs)
 {
-	struct accelfs_opts *o = &accelfs.opts;
+	struct accelfs_opts *o = &fs->opts;
 	char why[4200];
 
 	raise_nofile();
@@ -410,9 +410,10 @@ static int prepare(void)
 	if (caps_drop_sysres())
 		return fail("cannot drop CAP_SYS_RESOURCE: %s", strerror(errno));
 	uid_share_init();
-	if (check_source(o->source) || check_mountpoint(o->mountpoint) || check_fuse_device())
+	if (check_source(fs, o->source) || check_mountpoint(fs, o->mountpoint) ||
+	    check_fuse_device())
 		return -1;
-	if (log_open(why, sizeof(why)))
+	if (log_open(o->log_target, why, sizeof(why)))
 		return fail("%s", why);
 	if (geteuid() == 0) {
 		if (o->allow_other && !o->default_permissions) {
@@ -420,65 +421,65 @@ static int prepare(void)
 			o->default_permissions = true;
 		}
 	}
-	if (shared_setup(o, accelfs.source_real, why, sizeof(why)) ||
-	    transport_choose(why, sizeof(why)) || passthrough_check(why, sizeof(why)))
+	if (shared_setup(fs, why, sizeof(why)) || transport_choose(fs, why, sizeof(why)) ||
+	    passthrough_check(fs, why, sizeof(why)))
 		return fail("%s", why);
-	if (setup_backend() || setup_root() || setup_cache())
+	if (setup_backend(fs) || setup_root(fs) || setup_cache(fs))
 		return -1;
-	watch_setup(); /* never fails the mount: off at worst */
+	watch_setup(fs); /* never fails the mount: off at worst */
 	return 0;
 }
 
-static int run(void)
+static int run(struct accelfs *fs)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_lowlevel_ops ops;
 	int ret = EXIT_RUNTIME;
 	unsigned int errors;
 
-	ops_fill(&ops);
-	if (build_fuse_args(&args)) {
+	ops_fill(fs, &ops);
+	if (build_fuse_args(fs, &args)) {
 		fail("out of memory");
 		goto out;
 	}
-	accelfs.se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
-	if (!accelfs.se)
+	fs->se = fuse_session_new(&args, &ops, sizeof(ops), fs);
+	if (!fs->se)
 		goto out;
 	if (setup_signals())
 		goto out_destroy;
 	errors = log_fuse_errors();
-	if (fuse_session_mount(accelfs.se, accelfs.mountpoint_real)) {
+	if (fuse_session_mount(fs->se, fs->mountpoint_real)) {
 		if (log_fuse_errors() == errors) /* else libfuse has named the cause */
-			fail("%s: mount failed", accelfs.opts.mountpoint);
-		cache_io_abandon();
+			fail("%s: mount failed", fs->opts.mountpoint);
+		cache_io_abandon(fs);
 		goto out_destroy;
 	}
-	bdi_tune();
+	bdi_tune(fs);
 	for (unsigned int i = 0; i < 3 && warnings[i][0]; i++)
 		fprintf(stderr, "accelfs: warning: %s\n", warnings[i]);
-	if (fuse_daemonize(accelfs.opts.foreground))
+	if (fuse_daemonize(fs->opts.foreground))
 		goto out_unmount;
 	log_start();
-	if (start_shutdown_thread())
+	if (start_shutdown_thread(fs))
 		goto out_unmount;
-	if (wb_start()) /* after daemonising: the flusher's pid owns the dirty buffers */
+	if (wb_start(fs)) /* after daemonising: the flusher's pid owns the dirty buffers */
 		log_msg(LOG_ERR, "cannot start the flusher: deferred writes wait for fsync/close");
-	if (readahead_io_start())
+	if (readahead_io_start(fs))
 		log_msg(LOG_WARNING, "cannot start the prefetch engine: no read-ahead");
-	watch_start(); /* after daemonising: its pid is the one fanotify reports */
+	watch_start(fs); /* after daemonising: its pid is the one fanotify reports */
 	if (slow_setup())
 		log_msg(LOG_WARNING, "cannot set up waits: an interrupted wait may last");
-	ret = serve(accelfs.se) < 0 ? EXIT_RUNTIME : 0;
+	ret = serve(fs, fs->se) < 0 ? EXIT_RUNTIME : 0;
 	slow_stop();  /* every waiting request has its reply before the session goes */
 	watch_stop(); /* no notification may race the session's end */
 	readahead_io_stop();
 	wb_stop();
-	log_msg(LOG_INFO, "unmounting %s", accelfs.mountpoint_real);
+	log_msg(LOG_INFO, "unmounting %s", fs->mountpoint_real);
 out_unmount:
-	fuse_session_unmount(accelfs.se);
+	fuse_session_unmount(fs->se);
 	stop_shutdown_thread();
 out_destroy:
-	fuse_session_destroy(accelfs.se);
+	fuse_session_destroy(fs->se);
 out:
 	fuse_opt_free_args(&args);
 	return ret;
@@ -495,27 +496,31 @@ static void print_version(void)
 
 int main(int argc, char **argv)
 {
-	int ret = opts_parse(argc, argv, &accelfs.opts);
+	/* The daemon's state: every other file reaches it through a handle
+	 * (accelfs_i.h), the session's userdata first. */
+	static struct accelfs mount;
+	struct accelfs *fs = &mount;
+	int ret = opts_parse(argc, argv, &fs->opts);
 
 	if (ret < 0)
 		return OPTS_EXIT_USAGE;
 	if (ret > 0) {
-		if (accelfs.opts.show_help)
+		if (fs->opts.show_help)
 			opts_print_help("accelfs");
 		else
 			print_version();
 		return 0;
 	}
 	umask(0); /* the kernel already applied the caller's umask to every mode */
-	log_init();
-	ret = prepare() ? EXIT_RUNTIME : run();
+	log_init(&fs->opts);
+	ret = prepare(fs) ? EXIT_RUNTIME : run(fs);
 	watch_stop();
-	ops_file_release_all();
-	ops_dir_release_all();
-	inode_table_destroy();
-	cache_io_shutdown();
-	free(accelfs.source_real);
-	free(accelfs.mountpoint_real);
-	opts_free(&accelfs.opts);
+	ops_file_release_all(fs);
+	ops_dir_release_all(fs);
+	inode_table_destroy(fs);
+	cache_io_shutdown(fs);
+	free(fs->source_real);
+	free(fs->mountpoint_real);
+	opts_free(&fs->opts);
 	return ret;
 }

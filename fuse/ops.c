@@ -18,41 +18,41 @@
 
 static void accel_init(void *userdata, struct fuse_conn_info *conn)
 {
+	struct accelfs *fs = userdata;
 	char cache[200];
 
-	(void)userdata;
 	/* Writeback makes the kernel the owner of mtime and size; direct I/O
 	 * (kernel_cache=never) would leave them stale, so never mix the two.
 	 * The kernel refuses passthrough beside it (passthrough.c). */
-	bool wb = accelfs.opts.writeback && !accelfs.opts.read_only &&
-		  accelfs.opts.kernel_cache != KERNEL_CACHE_NEVER &&
+	bool wb = fs->opts.writeback && !fs->opts.read_only &&
+		  fs->opts.kernel_cache != KERNEL_CACHE_NEVER &&
 		  (conn->capable & FUSE_CAP_WRITEBACK_CACHE);
 
-	transport_init(conn);
-	passthrough_init(conn, wb);
-	wb = wb && !accelfs.passthrough; /* the kernel's writeback cache, from here on */
+	transport_init(fs, conn);
+	passthrough_init(fs, conn, wb);
+	wb = wb && !fs->passthrough; /* the kernel's writeback cache, from here on */
 	if (wb)
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	else {
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 		/* open() must not widen access modes then; the watcher thread,
 		 * started before INIT, reads it too */
-		__atomic_store_n(&accelfs.opts.writeback, false, __ATOMIC_RELAXED);
+		__atomic_store_n(&fs->opts.writeback, false, __ATOMIC_RELAXED);
 	}
 	/* deferred_write=auto: the writeback cache already gathers small writes
 	 * into pages and sends them in large WRITEs, so deferring them again
 	 * would only cost every close a FLUSH round trip (docs/tuning.md).
 	 * Kept where writes reach us as made, and under sync=relaxed, which
 	 * asks for write-back within flush_interval. Settled before any open. */
-	if (accelfs.opts.deferred_mode == DEFERRED_AUTO && wb && !accelfs.opts.sync_relaxed)
-		__atomic_store_n(&accelfs.opts.deferred_write, false, __ATOMIC_RELAXED);
+	if (fs->opts.deferred_mode == DEFERRED_AUTO && wb && !fs->opts.sync_relaxed)
+		__atomic_store_n(&fs->opts.deferred_write, false, __ATOMIC_RELAXED);
 	/* POSIX ACLs: the kernel enforces them (with default_permissions), caches
 	 * them, and refreshes attributes after an ACL changes the mode. */
 	if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK)) {
 		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
-		accelfs.dont_mask = true;
+		fs->dont_mask = true;
 	}
-	ops_dir_init(conn);
+	ops_dir_init(fs, conn);
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 #ifdef ACCEL_HAVE_KILLPRIV_V2
@@ -60,7 +60,7 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	 * bits and capabilities where the kernel flags it (killpriv.c). */
 	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV_V2) {
 		conn->want |= FUSE_CAP_HANDLE_KILLPRIV_V2;
-		accelfs.killpriv_v2 = true;
+		fs->killpriv_v2 = true;
 	}
 #endif
 #ifdef FUSE_CAP_DIRECT_IO_ALLOW_MMAP
@@ -73,7 +73,7 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	/* locks=forward: taken on SOURCE (ops_lock.c); locks=local: the kernel
 	 * enforces them among the users of this mount only. */
 	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
-	if (accelfs.opts.locks == LOCKS_FORWARD)
+	if (fs->opts.locks == LOCKS_FORWARD)
 		conn->want |= conn->capable & (FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
 	/* No splice of requests into a pipe: the data is copied anyway (pool,
 	 * deferred write), and libfuse needs a pipe of max_write + a page,
@@ -83,8 +83,8 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_write = ACCEL_MAX_WRITE;
 	/* The kernel takes min(this, the bdi's read-ahead), which bdi_tune()
 	 * raised before the INIT reply; FUSE offers only 128 KiB by itself. */
-	if (accelfs.opts.readahead_kb)
-		conn->max_readahead = accelfs.opts.readahead_kb * 1024;
+	if (fs->opts.readahead_kb)
+		conn->max_readahead = fs->opts.readahead_kb * 1024;
 	/* More requests in flight lets writeback and readahead overlap. */
 	conn->max_background = 64;
 	conn->congestion_threshold = 48;
@@ -92,18 +92,18 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	log_msg(LOG_INFO,
 		"mounted %s: requests through %s, backend %s, writeback cache %s, "
 		"deferred write %s, passthrough %s, kernel_cache %s",
-		accelfs.source_real, transport_describe(conn), backend_kind_name(backend_active()),
-		accelfs.opts.writeback ? "on" : "off",
-		accelfs.opts.deferred_write && accelfs.opts.cache ? "on" : "off",
-		accelfs.passthrough ? "on" : "off",
-		accelfs.opts.kernel_cache == KERNEL_CACHE_AUTO	   ? "auto"
-		: accelfs.opts.kernel_cache == KERNEL_CACHE_ALWAYS ? "always"
-								   : "never");
-	cache_io_describe(cache, sizeof(cache));
+		fs->source_real, transport_describe(fs, conn), backend_kind_name(backend_active()),
+		fs->opts.writeback ? "on" : "off",
+		fs->opts.deferred_write && fs->opts.cache ? "on" : "off",
+		fs->passthrough ? "on" : "off",
+		fs->opts.kernel_cache == KERNEL_CACHE_AUTO     ? "auto"
+		: fs->opts.kernel_cache == KERNEL_CACHE_ALWAYS ? "always"
+							       : "never");
+	cache_io_describe(fs, cache, sizeof(cache));
 	log_msg(LOG_INFO, "%s", cache);
 	inode_fd_log_mode();
-	shared_log();
-	watch_log();
+	shared_log(fs);
+	watch_log(fs);
 }
 
 void ops_features(char *buf, size_t len)
@@ -131,16 +131,16 @@ void ops_features(char *buf, size_t len)
 	snprintf(buf, len, "%s %s %s %s", kp, mm, pt, tf);
 }
 
-void ops_fill(struct fuse_lowlevel_ops *ops)
+void ops_fill(struct accelfs *fs, struct fuse_lowlevel_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
 	ops->init = accel_init;
 	ops_entry_fill(ops);
-	ops_file_fill(ops);
+	ops_file_fill(fs, ops);
 	ops_seek_fill(ops);
 	ops_dir_fill(ops);
 	ops_xattr_fill(ops);
-	ops_lock_fill(ops);
+	ops_lock_fill(fs, ops);
 	watch_echo_wrap(ops); /* inotify: the mount's own changes are noted */
 	reqstat_wrap(ops);    /* last: every request is counted, in one place */
 }

@@ -67,20 +67,20 @@ static void dir_free(struct dir_handle *d)
 static bool no_opendir_ok; /* set at INIT (atomic): the kernel may open directories itself */
 static bool no_opendir;	   /* it was told so, logged once (atomic: any worker may) */
 
-void ops_dir_init(struct fuse_conn_info *conn)
+void ops_dir_init(struct accelfs *fs, struct fuse_conn_info *conn)
 {
 #ifdef FUSE_CAP_NO_OPENDIR_SUPPORT
-	bool kernel_checks = accelfs.opts.default_permissions
-				 ? accelfs.dont_mask /* ACLs enforced too */
-				 : geteuid() == 0 && !accelfs.opts.allow_other;
+	bool kernel_checks = fs->opts.default_permissions ? fs->dont_mask /* ACLs enforced too */
+							  : geteuid() == 0 && !fs->opts.allow_other;
 
 	bool ok = (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) && kernel_checks &&
-		  accelfs.opts.kernel_cache != KERNEL_CACHE_NEVER;
+		  fs->opts.kernel_cache != KERNEL_CACHE_NEVER;
 
 	__atomic_store_n(&no_opendir_ok, ok, __ATOMIC_RELAXED);
 	if (ok)
 		conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
 #else
+	(void)fs;
 	(void)conn;
 #endif
 }
@@ -88,17 +88,17 @@ void ops_dir_init(struct fuse_conn_info *conn)
 /* Let the kernel keep the listing of @n across opens while a watcher runs, or
  * when SOURCE's directory (open on @fd) is as it was at the last opendir and
  * names live long; never with kernel_cache=never. */
-static void dir_cache_policy(struct inode *n, int fd, struct fuse_file_info *fi)
+static void dir_cache_policy(struct accelfs *fs, struct inode *n, int fd, struct fuse_file_info *fi)
 {
 	struct stat st;
 
-	if (accelfs.opts.kernel_cache == KERNEL_CACHE_NEVER)
+	if (fs->opts.kernel_cache == KERNEL_CACHE_NEVER)
 		return;
 	if (watch_active() && watch_covers_dir(n)) {
 		fi->cache_readdir = fi->keep_cache = 1;
 		return;
 	}
-	if (opt_entry_timeout() < DIR_CACHE_MIN_ENTRY_TIMEOUT || fstat(fd, &st) < 0)
+	if (opt_entry_timeout(fs) < DIR_CACHE_MIN_ENTRY_TIMEOUT || fstat(fd, &st) < 0)
 		return;
 	fi->cache_readdir = 1;
 	pthread_mutex_lock(&n->lock);
@@ -109,6 +109,7 @@ static void dir_cache_policy(struct inode *n, int fd, struct fuse_file_info *fi)
 
 static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	struct dir_handle *d;
 	int fd = -1, err, nfd;
 
@@ -127,7 +128,7 @@ static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	 * opened as the caller, who must be allowed to read the directory --
 	 * and need not search it: through its magic link, not its "." (which
 	 * would refuse its owner a directory of mode 0400 or 0600) */
-	nfd = inode_fd_get(inode_get(ino));
+	nfd = inode_fd_get(inode_get(fs, ino));
 	err = nfd < 0 ? -nfd : -creds_enter(req);
 	if (!err) {
 		char path[PROC_FD_LEN];
@@ -136,7 +137,7 @@ static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		err = fd < 0 ? errno : 0;
 		creds_leave();
 	}
-	inode_fd_put(inode_get(ino), nfd);
+	inode_fd_put(inode_get(fs, ino), nfd);
 	if (err) {
 		free(d);
 		fuse_reply_err(req, err);
@@ -150,7 +151,7 @@ static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		return;
 	}
 	fi->fh = (uintptr_t)d;
-	dir_cache_policy(inode_get(ino), fd, fi);
+	dir_cache_policy(fs, inode_get(fs, ino), fd, fi);
 	handle_list_add(&open_dirs, &d->link, &open_dirs_lock);
 	if (fuse_reply_open(req, fi) == -ENOENT)
 		dir_free(d);
@@ -165,6 +166,7 @@ static bool is_dot_or_dotdot(const char *name)
 static ssize_t add_entry(fuse_req_t req, fuse_ino_t ino, struct dirent *de, char *p, size_t rem,
 			 bool plus)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	struct fuse_entry_param e;
 	size_t size;
 	int ret;
@@ -180,14 +182,14 @@ static ssize_t add_entry(fuse_req_t req, fuse_ino_t ino, struct dirent *de, char
 		e.attr.st_ino = de->d_ino;
 		e.attr.st_mode = (mode_t)de->d_type << 12;
 	} else {
-		ret = entry_lookup(ino, de->d_name, &e);
+		ret = entry_lookup(fs, ino, de->d_name, &e);
 		if (ret)
 			return ret;
 	}
 	size = fuse_add_direntry_plus(req, p, rem, de->d_name, &e, de->d_off);
 	if (size > rem) {
 		if (e.ino)
-			inode_unref(inode_get(e.ino), 1); /* the kernel never saw it */
+			inode_unref(fs, inode_get(fs, e.ino), 1); /* the kernel never saw it */
 		return 0;
 	}
 	return (ssize_t)size;
@@ -283,15 +285,15 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
 
 /* A descriptor of directory @ino opened for reading with the daemon's
  * rights (the kernel checked the caller's at open), or -errno. */
-static int dir_open_fd(fuse_ino_t ino)
+static int dir_open_fd(struct accelfs *fs, fuse_ino_t ino)
 {
-	int nfd = inode_fd_get(inode_get(ino)), fd;
+	int nfd = inode_fd_get(inode_get(fs, ino)), fd;
 
 	if (nfd < 0)
 		return nfd;
 	fd = openat(nfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	fd = fd < 0 ? -errno : fd;
-	inode_fd_put(inode_get(ino), nfd);
+	inode_fd_put(inode_get(fs, ino), nfd);
 	return fd;
 }
 
@@ -299,15 +301,16 @@ static int dir_open_fd(fuse_ino_t ino)
  * stream for this request only, positioned at @off by do_readdir. */
 static void dir_stateless(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	struct dir_handle d = { .offset = 0 };
-	struct inode *n = inode_get(ino);
+	struct inode *n = inode_get(fs, ino);
 	int fd;
 
 	if (eof_take(n, off)) {
 		fuse_reply_buf(req, NULL, 0);
 		return;
 	}
-	fd = dir_open_fd(ino);
+	fd = dir_open_fd(fs, ino);
 	if (fd < 0) {
 		fuse_reply_err(req, -fd);
 		return;
@@ -353,7 +356,8 @@ static void accel_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_in
 
 static void accel_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	int fd = fi->fh ? dirfd(dh_of(fi)->dp) : dir_open_fd(ino), err;
+	struct accelfs *fs = fuse_req_userdata(req);
+	int fd = fi->fh ? dirfd(dh_of(fi)->dp) : dir_open_fd(fs, ino), err;
 
 	if (fd < 0) {
 		fuse_reply_err(req, -fd);
@@ -365,8 +369,9 @@ static void accel_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct 
 	fuse_reply_err(req, err);
 }
 
-void ops_dir_release_all(void)
+void ops_dir_release_all(struct accelfs *fs)
 {
+	(void)fs;
 	while (open_dirs.next && open_dirs.next != &open_dirs)
 		dir_free((struct dir_handle *)open_dirs.next);
 }

@@ -48,29 +48,29 @@ static int stat_inode(struct inode *n, struct stat *st)
 	return ret;
 }
 
-static void entry_fill_timeouts(struct fuse_entry_param *e)
+static void entry_fill_timeouts(struct accelfs *fs, struct fuse_entry_param *e)
 {
-	e->attr_timeout = opt_attr_timeout();
-	e->entry_timeout = opt_entry_timeout();
+	e->attr_timeout = opt_attr_timeout(fs);
+	e->entry_timeout = opt_entry_timeout(fs);
 }
 
 /* @e names node @n, held for the kernel */
-static void entry_set(struct fuse_entry_param *e, struct inode *n)
+static void entry_set(struct accelfs *fs, struct fuse_entry_param *e, struct inode *n)
 {
-	e->ino = n == &accelfs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
-	entry_fill_timeouts(e);
+	e->ino = n == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+	entry_fill_timeouts(fs, e);
 }
 
 /* Take the node of O_PATH descriptor @fd, whose state is in @e->attr; consumes @fd. */
-static int entry_ref(int fd, struct fuse_entry_param *e)
+static int entry_ref(struct accelfs *fs, int fd, struct fuse_entry_param *e)
 {
 	struct inode *n;
 	int err = 0;
 
-	n = inode_ref(fd, &e->attr, &err);
+	n = inode_ref(fs, fd, &e->attr, &err);
 	if (!n)
 		return -err;
-	entry_set(e, n);
+	entry_set(fs, e, n);
 	return 0;
 }
 
@@ -117,17 +117,17 @@ static void name_revalidate(int pfd, const char *name)
  * AT_STATX_FORCE_SYNC asks the client to ask the server; where that is not
  * enough (the old object's open failed: inode_take_stale), name_revalidate.
  */
-static int stat_name(int pfd, const char *name, struct stat *st)
+static int stat_name(struct accelfs *fs, int pfd, const char *name, struct stat *st)
 {
 	struct statx x;
 	unsigned int flags = AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC;
 
-	if (!accelfs.shared)
+	if (!fs->shared)
 		return fstatat(pfd, name, st, AT_SYMLINK_NOFOLLOW);
 	if (statx(pfd, name, flags, STATX_BASIC_STATS, &x))
 		return -1;
 	stat_from_statx(&x, st);
-	if (!inode_take_stale(st))
+	if (!inode_take_stale(fs, st))
 		return 0;
 	name_revalidate(pfd, name);
 	if (statx(pfd, name, flags, STATX_BASIC_STATS, &x))
@@ -143,15 +143,16 @@ static int stat_name(int pfd, const char *name, struct stat *st)
  * the name, would be one system call (a round trip on a network SOURCE)
  * for nothing.
  */
-static int lookup_name(fuse_ino_t parent, const char *name, struct fuse_entry_param *e, bool fresh)
+static int lookup_name(struct accelfs *fs, fuse_ino_t parent, const char *name,
+		       struct fuse_entry_param *e, bool fresh)
 {
-	struct inode *p = inode_get(parent);
+	struct inode *p = inode_get(fs, parent);
 	int fd, err, pfd;
 
 	memset(e, 0, sizeof(*e));
 	/* ".." of the mount root is the root itself, never SOURCE's parent
 	 * (the kernel asks for it only through NFS export's get_parent). */
-	if (p == &accelfs.root && !strcmp(name, ".."))
+	if (p == &fs->root && !strcmp(name, ".."))
 		name = ".";
 	pfd = inode_fd_get(p);
 	/* A name whose object the kernel already has a node for (readdirplus of
@@ -159,17 +160,17 @@ static int lookup_name(fuse_ino_t parent, const char *name, struct fuse_entry_pa
 	 * a missing name answers here too. Else the name is opened. */
 	if (fresh)
 		goto open_name;
-	if (pfd >= 0 && stat_name(pfd, name, &e->attr)) {
+	if (pfd >= 0 && stat_name(fs, pfd, name, &e->attr)) {
 		err = errno;
 		inode_fd_put(p, pfd);
 		return -err;
 	}
 	if (pfd >= 0) {
-		struct inode *n = inode_ref_known(&e->attr);
+		struct inode *n = inode_ref_known(fs, &e->attr);
 
 		if (n) {
 			inode_fd_put(p, pfd);
-			entry_set(e, n);
+			entry_set(fs, e, n);
 			watch_entry(p, n, e);
 			return 0;
 		}
@@ -186,13 +187,13 @@ open_name:
 		close(fd);
 		return -err;
 	}
-	err = entry_ref(fd, e);
+	err = entry_ref(fs, fd, e);
 	if (!err)
-		watch_entry(p, inode_get(e->ino), e);
+		watch_entry(p, inode_get(fs, e->ino), e);
 	return err;
 }
 
-int entry_from_fd(int fd, struct fuse_entry_param *e)
+int entry_from_fd(struct accelfs *fs, int fd, struct fuse_entry_param *e)
 {
 	char path[PROC_FD_LEN];
 	int pfd;
@@ -204,19 +205,21 @@ int entry_from_fd(int fd, struct fuse_entry_param *e)
 	pfd = open(proc_fd_path(fd, path), O_PATH | O_CLOEXEC);
 	if (pfd < 0)
 		return -errno;
-	return entry_ref(pfd, e);
+	return entry_ref(fs, pfd, e);
 }
 
-int entry_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
+int entry_lookup(struct accelfs *fs, fuse_ino_t parent, const char *name,
+		 struct fuse_entry_param *e)
 {
-	return lookup_name(parent, name, e, false);
+	return lookup_name(fs, parent, name, e, false);
 }
 
 /* The entry of @name, just made (mkdir, mknod, symlink: see lookup_name), or the error. */
 static void reply_made_entry(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	struct fuse_entry_param e;
-	int ret = lookup_name(parent, name, &e, true);
+	int ret = lookup_name(fs, parent, name, &e, true);
 
 	if (ret)
 		fuse_reply_err(req, -ret);
@@ -226,12 +229,13 @@ static void reply_made_entry(fuse_req_t req, fuse_ino_t parent, const char *name
 
 static void accel_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	struct fuse_entry_param e;
-	int ret = entry_lookup(parent, name, &e);
+	int ret = entry_lookup(fs, parent, name, &e);
 
-	if (ret == -ENOENT && accelfs.opts.negative_timeout > 0) {
+	if (ret == -ENOENT && fs->opts.negative_timeout > 0) {
 		memset(&e, 0, sizeof(e));
-		e.entry_timeout = accelfs.opts.negative_timeout; /* ino 0: cached "no such name" */
+		e.entry_timeout = fs->opts.negative_timeout; /* ino 0: cached "no such name" */
 		fuse_reply_entry(req, &e);
 	} else if (ret) {
 		fuse_reply_err(req, -ret);
@@ -242,22 +246,26 @@ static void accel_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void accel_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	inode_unref(inode_get(ino), nlookup);
+	struct accelfs *fs = fuse_req_userdata(req);
+
+	inode_unref(fs, inode_get(fs, ino), nlookup);
 	fuse_reply_none(req);
 }
 
 static void accel_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	size_t i;
 
 	for (i = 0; i < count; i++)
-		inode_unref(inode_get(forgets[i].ino), forgets[i].nlookup);
+		inode_unref(fs, inode_get(fs, forgets[i].ino), forgets[i].nlookup);
 	fuse_reply_none(req);
 }
 
 static void accel_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct inode *n = fi ? ((struct open_file *)(uintptr_t)fi->fh)->inode : inode_get(ino);
+	struct accelfs *fs = fuse_req_userdata(req);
+	struct inode *n = fi ? ((struct open_file *)(uintptr_t)fi->fh)->inode : inode_get(fs, ino);
 	struct stat st;
 	int ret;
 
@@ -266,13 +274,13 @@ static void accel_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	else
 		ret = stat_inode(n, &st);
 	if (!ret) {
-		wb_fix_attr(&st);
+		wb_fix_attr(fs, &st);
 		inode_note_mode(n, &st);
 	}
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
-		fuse_reply_attr(req, &st, watch_attr_timeout(n));
+		fuse_reply_attr(req, &st, watch_attr_timeout(fs, n));
 }
 
 static int set_mode(struct inode *n, int fd, mode_t mode)
@@ -301,12 +309,12 @@ static int truncate_path(struct inode *n, off_t size)
 }
 
 /* A size change keeps the buffer cache coherent around the backend truncate. */
-static int set_size(struct inode *n, struct open_file *of, off_t size)
+static int set_size(struct accelfs *fs, struct inode *n, struct open_file *of, off_t size)
 {
 	int ret;
 
 	if (!of) {
-		ret = cache_io_truncate_inode(n, size, truncate_path);
+		ret = cache_io_truncate_inode(fs, n, size, truncate_path);
 		/* SOURCE's mtime moved (times_apply sets kept times again) */
 		times_source_moved(n);
 		return ret;
@@ -373,11 +381,11 @@ static bool times_near_now(const struct timespec tv[2])
  * set again as UTIME_NOW, with her credentials, which SOURCE checks the same
  * way. pjdfstest utimensat/06.t, xfstests generic/087.
  */
-static int set_times_checked(struct inode *n, int fd, struct timespec tv[2])
+static int set_times_checked(struct accelfs *fs, struct inode *n, int fd, struct timespec tv[2])
 {
 	int ret = set_times_now(n, fd, tv);
 
-	if (ret != -EPERM || !accelfs.opts.writeback || !times_near_now(tv))
+	if (ret != -EPERM || !fs->opts.writeback || !times_near_now(tv))
 		return ret;
 	for (int i = 0; i < 2; i++)
 		if (tv[i].tv_nsec != UTIME_OMIT)
@@ -394,7 +402,8 @@ static int set_times_checked(struct inode *n, int fd, struct timespec tv[2])
  * Returns 1 with SOURCE's attributes after the change in @st (an open
  * file's, taken to keep its times), 0, or -errno.
  */
-static int set_times(struct inode *n, int fd, const struct stat *attr, int valid, struct stat *st)
+static int set_times(struct accelfs *fs, struct inode *n, int fd, const struct stat *attr,
+		     int valid, struct stat *st)
 {
 	struct timespec tv[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
 	/* a hint, without inode->lock: an open racing this SETATTR has written nothing yet */
@@ -411,13 +420,14 @@ static int set_times(struct inode *n, int fd, const struct stat *attr, int valid
 	else if (valid & FUSE_SET_ATTR_MTIME)
 		tv[1] = attr->st_mtim;
 	if (!open_file)
-		return set_times_checked(n, fd, tv); /* deferred bytes went first: accel_setattr */
+		return set_times_checked(fs, n, fd,
+					 tv); /* deferred bytes went first: accel_setattr */
 	/* inode->lock from setting to keeping: a release's times_apply (async
 	 * after close) must not land in between and set the older kept times
 	 * over these (ops_meta "NULL means now" after a futimens and a close) */
 	pthread_mutex_lock(&n->lock);
 	gen = times_source_gen(n);
-	ret = set_times_checked(n, fd, tv);
+	ret = set_times_checked(fs, n, fd, tv);
 	/* opens again under the lock: a last release since the hint cleared
 	 * what is kept, and nothing is written back after it (handle_new drops
 	 * what a racing keep leaves anyway). A passthrough inode's handles are
@@ -443,8 +453,8 @@ static int set_times(struct inode *n, int fd, const struct stat *attr, int valid
 	 FUSE_SET_ATTR_MTIME_NOW)
 
 /* Returns 1 with the attributes after the change in @st (set_times), 0 or -errno. */
-static int do_setattr(struct inode *n, struct open_file *of, const struct stat *attr, int valid,
-		      struct stat *st)
+static int do_setattr(struct accelfs *fs, struct inode *n, struct open_file *of,
+		      const struct stat *attr, int valid, struct stat *st)
 {
 	int fd = of ? of->fd : -1;
 	int ret = 0;
@@ -463,9 +473,9 @@ static int do_setattr(struct inode *n, struct open_file *of, const struct stat *
 		inode_fd_put(n, nfd);
 	}
 	if (!ret && (valid & FUSE_SET_ATTR_SIZE))
-		ret = set_size(n, of, attr->st_size);
+		ret = set_size(fs, n, of, attr->st_size);
 	if (!ret && (valid & SET_ATTR_TIMES))
-		ret = set_times(n, fd, attr, valid, st);
+		ret = set_times(fs, n, fd, attr, valid, st);
 	return ret;
 }
 
@@ -481,11 +491,12 @@ static int do_setattr(struct inode *n, struct open_file *of, const struct stat *
 static int kill_setid_as_daemon(fuse_req_t req, struct inode *n, struct open_file *of,
 				const struct stat *attr, int *valid)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	mode_t removed, added, old, new = attr->st_mode & 07777;
 	struct stat st;
 	int ret;
 
-	if (!(*valid & FUSE_SET_ATTR_MODE) || !accelfs.opts.default_permissions ||
+	if (!(*valid & FUSE_SET_ATTR_MODE) || !fs->opts.default_permissions ||
 	    !creds_unprivileged(req))
 		return 0;
 	ret = of ? (fstat(of->fd, &st) ? -errno : 0) : stat_inode(n, &st);
@@ -516,11 +527,12 @@ static int kill_setid_as_daemon(fuse_req_t req, struct inode *n, struct open_fil
 static int setattr_as_caller(fuse_req_t req, struct inode *n, struct open_file *of,
 			     const struct stat *attr, int valid, struct stat *st)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	int times = (valid & FUSE_SET_ATTR_SIZE) ? valid & SET_ATTR_TIMES : 0;
 	int ret = 0;
 
-	if (killpriv_setattr_asked(valid) && (valid & FUSE_SET_ATTR_SIZE))
-		ret = killpriv_now(0, n, of ? of->fd : -1, true);
+	if (killpriv_setattr_asked(fs, valid) && (valid & FUSE_SET_ATTR_SIZE))
+		ret = killpriv_now(fs, 0, n, of ? of->fd : -1, true);
 	if (!ret)
 		ret = kill_setid_as_daemon(req, n, of, attr, &valid);
 	/* times set on an open file: its deferred bytes go to SOURCE first, or
@@ -531,11 +543,11 @@ static int setattr_as_caller(fuse_req_t req, struct inode *n, struct open_file *
 	if (!ret)
 		ret = creds_enter(req);
 	if (!ret) {
-		ret = do_setattr(n, of, attr, valid & ~times, st);
+		ret = do_setattr(fs, n, of, attr, valid & ~times, st);
 		creds_leave();
 	}
 	if (ret >= 0 && times)
-		ret = set_times(n, of ? of->fd : -1, attr, times, st);
+		ret = set_times(fs, n, of ? of->fd : -1, attr, times, st);
 	return ret;
 }
 
@@ -571,7 +583,8 @@ static bool times_flush_gone(struct inode *n, const struct open_file *of, const 
 static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 			  struct fuse_file_info *fi)
 {
-	struct inode *n = inode_get(ino);
+	struct accelfs *fs = fuse_req_userdata(req);
+	struct inode *n = inode_get(fs, ino);
 	struct open_file *of = fi ? (struct open_file *)(uintptr_t)fi->fh : NULL;
 	struct stat st;
 	int ret;
@@ -581,7 +594,7 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 		if (ret)
 			fuse_reply_err(req, -ret);
 		else
-			fuse_reply_attr(req, &st, watch_attr_timeout(n));
+			fuse_reply_attr(req, &st, watch_attr_timeout(fs, n));
 		return;
 	}
 	ret = setattr_as_caller(req, n, of, attr, valid, &st);
@@ -602,16 +615,17 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
-		fuse_reply_attr(req, &st, watch_attr_timeout(n));
+		fuse_reply_attr(req, &st, watch_attr_timeout(fs, n));
 }
 
 static void accel_readlink(fuse_req_t req, fuse_ino_t ino)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	char buf[PATH_MAX + 1];
-	int fd = inode_fd_get(inode_get(ino));
+	int fd = inode_fd_get(inode_get(fs, ino));
 	ssize_t len = INODE_FD_OR(fd, readlinkat(fd, "", buf, sizeof(buf)));
 
-	inode_fd_put(inode_get(ino), fd);
+	inode_fd_put(inode_get(fs, ino), fd);
 	if (len < 0)
 		fuse_reply_err(req, errno);
 	else if (len == sizeof(buf))
@@ -634,9 +648,10 @@ static __thread int thread_umask = -1; /* -1: not set up, -2: unshare refused */
 
 mode_t entry_mode(fuse_req_t req, mode_t mode)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	mode_t um;
 
-	if (!accelfs.dont_mask)
+	if (!fs->dont_mask)
 		return mode; /* the kernel already applied the umask */
 	um = fuse_req_ctx(req)->umask;
 	if (thread_umask == -1)
@@ -662,7 +677,8 @@ enum create_kind { CREATE_NODE, CREATE_DIR, CREATE_SYMLINK };
 static void create_as_caller(fuse_req_t req, fuse_ino_t parent, const char *name,
 			     enum create_kind kind, mode_t mode, dev_t rdev, const char *link)
 {
-	int pfd = inode_fd_get(inode_get(parent));
+	struct accelfs *fs = fuse_req_userdata(req);
+	int pfd = inode_fd_get(inode_get(fs, parent));
 	int ret = pfd < 0 ? pfd : creds_enter(req);
 
 	if (!ret) {
@@ -675,7 +691,7 @@ static void create_as_caller(fuse_req_t req, fuse_ino_t parent, const char *name
 		ret = ret ? -errno : 0;
 		creds_leave();
 	}
-	inode_fd_put(inode_get(parent), pfd);
+	inode_fd_put(inode_get(fs, parent), pfd);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -730,10 +746,11 @@ static int link_node(struct inode *n, struct inode *np, const char *newname)
 
 static void accel_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	int ret = creds_enter(req);
 
 	if (!ret) {
-		ret = link_node(inode_get(ino), inode_get(newparent), newname);
+		ret = link_node(inode_get(fs, ino), inode_get(fs, newparent), newname);
 		creds_leave();
 	}
 	if (ret) {
@@ -746,18 +763,19 @@ static void accel_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, con
 	 * racing the SIGBUS guard's remap, cache/guard.c) */
 	struct fuse_entry_param e;
 
-	ret = lookup_name(newparent, newname, &e, false);
+	ret = lookup_name(fs, newparent, newname, &e, false);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	wb_fix_attr(&e.attr);
+	wb_fix_attr(fs, &e.attr);
 	fuse_reply_entry(req, &e);
 }
 
 static void accel_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct inode *p = inode_get(parent);
+	struct accelfs *fs = fuse_req_userdata(req);
+	struct inode *p = inode_get(fs, parent);
 	int pfd = inode_fd_get(p), ret = pfd < 0 ? pfd : creds_enter(req);
 
 	if (!ret) {
@@ -770,7 +788,8 @@ static void accel_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void accel_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct inode *p = inode_get(parent);
+	struct accelfs *fs = fuse_req_userdata(req);
+	struct inode *p = inode_get(fs, parent);
 	int pfd = inode_fd_get(p), ret = pfd < 0 ? pfd : creds_enter(req);
 
 	if (!ret) {
@@ -784,7 +803,8 @@ static void accel_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void accel_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 			 const char *newname, unsigned int flags)
 {
-	struct inode *p = inode_get(parent), *np = inode_get(newparent);
+	struct accelfs *fs = fuse_req_userdata(req);
+	struct inode *p = inode_get(fs, parent), *np = inode_get(fs, newparent);
 	int pfd = inode_fd_get(p), npfd = inode_fd_get(np);
 	int ret = pfd < 0 ? pfd : npfd < 0 ? npfd : creds_enter(req);
 
@@ -799,11 +819,12 @@ static void accel_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fu
 
 static void accel_statfs(fuse_req_t req, fuse_ino_t ino)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	struct statvfs sv;
-	int fd = inode_fd_get(inode_get(ino));
+	int fd = inode_fd_get(inode_get(fs, ino));
 	int err = INODE_FD_OR(fd, fstatvfs(fd, &sv)) ? errno : 0;
 
-	inode_fd_put(inode_get(ino), fd);
+	inode_fd_put(inode_get(fs, ino), fd);
 	if (err)
 		fuse_reply_err(req, err);
 	else
@@ -818,8 +839,9 @@ static void accel_statfs(fuse_req_t req, fuse_ino_t ino)
  */
 static void accel_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	char path[PROC_FD_LEN];
-	struct inode *n = inode_get(ino);
+	struct inode *n = inode_get(fs, ino);
 	int ret, fd;
 
 	if (S_ISLNK(n->type)) {

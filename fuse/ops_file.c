@@ -44,16 +44,17 @@ static inline struct open_file *fh_of(struct fuse_file_info *fi)
 }
 
 /* Decide the kernel cache flags for a new open of @n, whose state is @st. */
-static void cache_policy(struct inode *n, const struct stat *st, struct fuse_file_info *fi)
+static void cache_policy(struct accelfs *fs, struct inode *n, const struct stat *st,
+			 struct fuse_file_info *fi)
 {
 	/* O_DIRECT opens bypass the cache anyway; in writeback mode the kernel
 	 * must see their writes to keep mtime and size right. */
-	if (accelfs.opts.kernel_cache == KERNEL_CACHE_NEVER ||
-	    ((fi->flags & O_DIRECT) && !accelfs.opts.writeback)) {
+	if (fs->opts.kernel_cache == KERNEL_CACHE_NEVER ||
+	    ((fi->flags & O_DIRECT) && !fs->opts.writeback)) {
 		fi->direct_io = 1;
 		return;
 	}
-	if (accelfs.opts.kernel_cache == KERNEL_CACHE_ALWAYS) {
+	if (fs->opts.kernel_cache == KERNEL_CACHE_ALWAYS) {
 		fi->keep_cache = 1;
 		return;
 	}
@@ -64,7 +65,7 @@ static void cache_policy(struct inode *n, const struct stat *st, struct fuse_fil
 	 * the name up since (no watcher reported it): mark it as the watcher
 	 * would, so the next lookup retires the node (must_retire) although
 	 * the stamp below now holds the new state. */
-	if (accelfs.opts.writeback && S_ISREG(st->st_mode) && n->opens == 0 &&
+	if (fs->opts.writeback && S_ISREG(st->st_mode) && n->opens == 0 &&
 	    stamp_data_differs(n, st))
 		__atomic_store_n(&n->changed_outside, true, __ATOMIC_RELAXED);
 	stamp_set(n, st);
@@ -76,13 +77,13 @@ static void cache_policy(struct inode *n, const struct stat *st, struct fuse_fil
  * offsets itself, so the backing file is opened read-write without O_APPEND.
  * Deferred write needs to read what it patches: read-write too.
  */
-static int backing_flags(int flags)
+static int backing_flags(struct accelfs *fs, int flags)
 {
 	flags &= ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW);
 	/* deferred write reads a bucket before patching it (open_backing falls back) */
-	if (accelfs.opts.deferred_write && accelfs.opts.cache && (flags & O_ACCMODE) == O_WRONLY)
+	if (fs->opts.deferred_write && fs->opts.cache && (flags & O_ACCMODE) == O_WRONLY)
 		flags = (flags & ~O_ACCMODE) | O_RDWR;
-	if (accelfs.opts.writeback && accelfs.opts.kernel_cache != KERNEL_CACHE_NEVER &&
+	if (fs->opts.writeback && fs->opts.kernel_cache != KERNEL_CACHE_NEVER &&
 	    !(flags & O_DIRECT)) {
 		if ((flags & O_ACCMODE) == O_WRONLY)
 			flags = (flags & ~O_ACCMODE) | O_RDWR;
@@ -102,10 +103,10 @@ static int backing_flags(int flags)
  * thread for the lease break time; cleared again once open (io_uring would
  * answer EAGAIN for reads of a non-blocking file) unless the caller asked.
  */
-static int open_backing(int nfd, int kernel_flags, bool nowait)
+static int open_backing(struct accelfs *fs, int nfd, int kernel_flags, bool nowait)
 {
 	char path[PROC_FD_LEN];
-	int flags = backing_flags(kernel_flags) | (nowait ? O_NONBLOCK : 0);
+	int flags = backing_flags(fs, kernel_flags) | (nowait ? O_NONBLOCK : 0);
 	int fd = open(proc_fd_path(nfd, path), flags);
 
 	if (fd < 0 && errno == EACCES && (kernel_flags & O_ACCMODE) == O_WRONLY &&
@@ -156,14 +157,14 @@ static int handle_free(struct open_file *of, const struct stat *st)
 static bool file_tuning_read(const struct open_file *of, const struct stat *st, bool created,
 			     struct tuning_values *t, bool *read)
 {
-	*read = S_ISREG(st->st_mode) && (accelfs.pool || accelfs.passthrough);
+	*read = S_ISREG(st->st_mode) && (of->fs->pool || of->fs->passthrough);
 	if (!*read)
 		return false;
 	if (created)
 		tuning_none(t);
 	else
 		tuning_read_fd(of->fd, t);
-	return passthrough_wanted(of->inode, t);
+	return passthrough_wanted(of->fs, of->inode, t);
 }
 
 /*
@@ -175,6 +176,7 @@ static bool file_tuning_read(const struct open_file *of, const struct stat *st, 
 static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat *st, bool created,
 		      struct fuse_file_info *fi)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	struct open_file *of = NULL;
 	struct tuning_values t;
 	struct stat buf;
@@ -197,6 +199,7 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 		uid_share_give(uid);
 		return -err;
 	}
+	of->fs = fs;
 	of->fd = fd;
 	of->uid = uid;
 	of->lost_seen = __atomic_load_n(&n->lost_seq, __ATOMIC_ACQUIRE); /* errors after its open */
@@ -208,7 +211,7 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 	open_files_add(of);
 	pthread_mutex_lock(&n->lock);
 	if (!passthrough_open_locked(req, of, wanted, fi))
-		cache_policy(n, st, fi);
+		cache_policy(fs, n, st, fi);
 	/* Times kept for a previous open are stale once it is gone: a SETATTR
 	 * that saw opens > 0 and kept its times after the last release cleared
 	 * them would otherwise set them again after this open's write-back. */
@@ -223,7 +226,7 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 	 * FOPEN_NOFLUSH spares that close its FLUSH round trip (readers, and
 	 * every passthrough handle). The kernel ignores it under the writeback
 	 * cache, where a close must send the file's dirty pages first. */
-	fi->noflush = accelfs.opts.locks != LOCKS_FORWARD && (!of->defer || of->passthrough);
+	fi->noflush = fs->opts.locks != LOCKS_FORWARD && (!of->defer || of->passthrough);
 	fi->fh = (uintptr_t)of;
 	return 0;
 }
@@ -238,6 +241,7 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
  */
 static int open_as_caller(fuse_req_t req, struct inode *n, int flags, bool nowait)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	/* pinned with the daemon's rights (a reopen by handle needs them) */
 	int fd, nfd = inode_fd_get(n), ret = nfd < 0 ? nfd : creds_enter(req);
 
@@ -245,7 +249,7 @@ static int open_as_caller(fuse_req_t req, struct inode *n, int flags, bool nowai
 		inode_fd_put(n, nfd);
 		return ret;
 	}
-	fd = open_backing(nfd, flags, nowait);
+	fd = open_backing(fs, nfd, flags, nowait);
 	ret = fd < 0 ? -errno : fd;
 	creds_leave();
 	inode_fd_put(n, nfd);
@@ -259,11 +263,12 @@ static int open_as_caller(fuse_req_t req, struct inode *n, int flags, bool nowai
 /* The open's descriptor (or -errno) becomes @fi's handle, and the reply. */
 static void open_finish(fuse_req_t req, struct inode *n, int fd, struct fuse_file_info *fi)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	int ret = fd < 0 ? fd : 0;
 
 	/* the caller's truncation cleared the bits, unless it was root without CAP_FSETID */
-	if (!ret && (fi->flags & O_TRUNC) && killpriv_open_asked(fi))
-		ret = killpriv_now(0, n, fd, true);
+	if (!ret && (fi->flags & O_TRUNC) && killpriv_open_asked(fs, fi))
+		ret = killpriv_now(fs, 0, n, fd, true);
 	if (!ret) {
 		ret = handle_new(req, n, fd, NULL, false, fi); /* consumes fd and the share */
 	} else {
@@ -278,7 +283,7 @@ static void open_finish(fuse_req_t req, struct inode *n, int fd, struct fuse_fil
 	/* the opener was interrupted and is gone: so is the handle, and the
 	 * backing file if it was the inode's last passthrough one */
 	if (fuse_reply_open(req, fi) == -ENOENT)
-		passthrough_close(handle_free(fh_of(fi), NULL));
+		passthrough_close(fs, handle_free(fh_of(fi), NULL));
 }
 
 /* An open that waits for a lease break, in a thread of its own (slow.c). */
@@ -307,7 +312,8 @@ static void open_wait_done(struct slow_req *s)
 
 static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct inode *n = inode_get(ino);
+	struct accelfs *fs = fuse_req_userdata(req);
+	struct inode *n = inode_get(fs, ino);
 	/* past the user's share of the daemon's descriptors: EMFILE */
 	int fd = uid_share_take(fuse_req_ctx(req)->uid);
 	struct open_wait *w;
@@ -354,7 +360,8 @@ static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static int create_backing(fuse_req_t req, struct inode *p, const char *name, mode_t mode,
 			  int kernel_flags)
 {
-	int flags = backing_flags(kernel_flags) | O_CREAT | O_EXCL | O_NOFOLLOW;
+	struct accelfs *fs = fuse_req_userdata(req);
+	int flags = backing_flags(fs, kernel_flags) | O_CREAT | O_EXCL | O_NOFOLLOW;
 	int fd, pfd = inode_fd_get(p); /* with the daemon's rights: it may reopen by handle */
 	int ret = pfd < 0 ? pfd : creds_enter(req);
 
@@ -374,6 +381,7 @@ static int create_backing(fuse_req_t req, struct inode *p, const char *name, mod
 static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 			 struct fuse_file_info *fi)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	struct fuse_entry_param e;
 	uid_t uid = fuse_req_ctx(req)->uid;
 	int fd, ret = uid_share_take(uid); /* past the user's share: EMFILE, nothing created */
@@ -382,9 +390,9 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	fd = create_backing(req, inode_get(parent), name, mode, fi->flags);
+	fd = create_backing(req, inode_get(fs, parent), name, mode, fi->flags);
 	/* the entry of the file just made, not of whatever the name is now */
-	ret = fd < 0 ? fd : entry_from_fd(fd, &e);
+	ret = fd < 0 ? fd : entry_from_fd(fs, fd, &e);
 	if (ret) {
 		if (fd >= 0)
 			close(fd);
@@ -392,16 +400,16 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	watch_entry(inode_get(parent), inode_get(e.ino), &e);
-	xattr_caps_created(inode_get(e.ino)); /* the kernel asks before the first write */
-	ret = handle_new(req, inode_get(e.ino), fd, &e.attr, true, fi);
+	watch_entry(inode_get(fs, parent), inode_get(fs, e.ino), &e);
+	xattr_caps_created(fs, inode_get(fs, e.ino)); /* the kernel asks before the first write */
+	ret = handle_new(req, inode_get(fs, e.ino), fd, &e.attr, true, fi);
 	if (ret) {
-		inode_unref(inode_get(e.ino), 1);
+		inode_unref(fs, inode_get(fs, e.ino), 1);
 		fuse_reply_err(req, -ret);
 		return;
 	}
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
-		passthrough_close(handle_free(fh_of(fi), NULL));
+		passthrough_close(fs, handle_free(fh_of(fi), NULL));
 }
 
 #ifdef ACCEL_HAVE_TMPFILE
@@ -413,7 +421,8 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
  */
 static void accel_tmpfile(fuse_req_t req, fuse_ino_t parent, mode_t mode, struct fuse_file_info *fi)
 {
-	struct inode *p = inode_get(parent);
+	struct accelfs *fs = fuse_req_userdata(req);
+	struct inode *p = inode_get(fs, parent);
 	struct fuse_entry_param e;
 	uid_t uid = fuse_req_ctx(req)->uid;
 	int fd, pfd, ret = uid_share_take(uid);
@@ -425,21 +434,21 @@ static void accel_tmpfile(fuse_req_t req, fuse_ino_t parent, mode_t mode, struct
 	pfd = inode_fd_get(p);
 	ret = pfd < 0 ? pfd : creds_enter(req);
 	if (!ret) {
-		fd = openat(pfd, ".", backing_flags(fi->flags & ~O_TMPFILE) | O_TMPFILE,
+		fd = openat(pfd, ".", backing_flags(fs, fi->flags & ~O_TMPFILE) | O_TMPFILE,
 			    entry_mode(req, mode));
 		ret = fd < 0 ? -errno : 0;
 		creds_leave();
 	}
 	inode_fd_put(p, pfd);
 	if (!ret) {
-		ret = entry_from_fd(fd, &e);
+		ret = entry_from_fd(fs, fd, &e);
 		if (ret)
 			close(fd);
 	}
 	if (!ret) {
-		ret = handle_new(req, inode_get(e.ino), fd, &e.attr, true, fi);
+		ret = handle_new(req, inode_get(fs, e.ino), fd, &e.attr, true, fi);
 		if (ret)
-			inode_unref(inode_get(e.ino), 1);
+			inode_unref(fs, inode_get(fs, e.ino), 1);
 	} else {
 		uid_share_give(uid);
 	}
@@ -448,14 +457,15 @@ static void accel_tmpfile(fuse_req_t req, fuse_ino_t parent, mode_t mode, struct
 		return;
 	}
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
-		passthrough_close(handle_free(fh_of(fi), NULL));
+		passthrough_close(fs, handle_free(fh_of(fi), NULL));
 }
 #endif
 
 static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	struct open_file *fh = fh_of(fi);
-	struct inode *n = inode_get(ino);
+	struct inode *n = inode_get(fs, ino);
 	struct stat st;
 	bool have_st = false;
 
@@ -467,13 +477,13 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	 * (a passthrough handle left nothing there: passthrough.c). Not in
 	 * shared mode: pages read before another host's write may be among
 	 * them, so the next open compares with the state at this open. */
-	if (!fi->direct_io && !fh->passthrough && !accelfs.shared && !fstat(fh->fd, &st)) {
+	if (!fi->direct_io && !fh->passthrough && !fs->shared && !fstat(fh->fd, &st)) {
 		pthread_mutex_lock(&n->lock);
 		stamp_set(n, &st);
 		pthread_mutex_unlock(&n->lock);
 		have_st = true;
 	}
-	passthrough_close(handle_free(fh, have_st ? &st : NULL));
+	passthrough_close(fs, handle_free(fh, have_st ? &st : NULL));
 	fuse_reply_err(req, 0);
 }
 
@@ -516,7 +526,7 @@ static int flush_source(struct open_file *of)
 {
 	int fd;
 
-	if (!accelfs.shared || (of->flags & O_ACCMODE) == O_RDONLY)
+	if (!of->fs->shared || (of->flags & O_ACCMODE) == O_RDONLY)
 		return 0;
 	fd = dup(of->fd);
 	return fd < 0 || close(fd) ? -errno : 0;
@@ -524,6 +534,7 @@ static int flush_source(struct open_file *of)
 
 static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	struct open_file *of = fh_of(fi);
 	int ret = wb_close(of);
 
@@ -534,8 +545,8 @@ static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	if (!ret)
 		ret = flush_source(of);
 	lock_flush(of, fi->lock_owner); /* POSIX: a close drops its process's locks */
-	if (!ret && !__atomic_load_n(&accelfs.opts.deferred_write, __ATOMIC_RELAXED) &&
-	    accelfs.opts.locks != LOCKS_FORWARD && !accelfs.shared)
+	if (!ret && !__atomic_load_n(&fs->opts.deferred_write, __ATOMIC_RELAXED) &&
+	    fs->opts.locks != LOCKS_FORWARD && !fs->shared)
 		ret = -ENOSYS;
 	fuse_reply_err(req, -ret);
 }
@@ -653,10 +664,11 @@ static void write_then(struct kinval *k)
  */
 static int write_direct_reply(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, size_t n)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	struct inode *node = fh_of(fi)->inode;
 	struct write_wait *w;
 
-	if (fi->writepage || accelfs.opts.kernel_cache == KERNEL_CACHE_NEVER ||
+	if (fi->writepage || fs->opts.kernel_cache == KERNEL_CACHE_NEVER ||
 	    !((fi->flags & O_DIRECT) || fh_of(fi)->direct_io) ||
 	    !__atomic_exchange_n(&node->kernel_pages, false, __ATOMIC_SEQ_CST))
 		return -EINVAL;
@@ -761,15 +773,16 @@ static void accel_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_i
 		fuse_reply_write(req, n);
 }
 
-void ops_file_release_all(void)
+void ops_file_release_all(struct accelfs *fs)
 {
 	struct open_file *of;
 
+	(void)fs;
 	while ((of = open_files_first()))
 		handle_free(of, NULL);
 }
 
-void ops_file_fill(struct fuse_lowlevel_ops *ops)
+void ops_file_fill(struct accelfs *fs, struct fuse_lowlevel_ops *ops)
 {
 	ops->open = accel_open;
 	ops->create = accel_create;
@@ -782,7 +795,7 @@ void ops_file_fill(struct fuse_lowlevel_ops *ops)
 	ops->write_buf = accel_write_buf;
 	ops->fallocate = accel_fallocate;
 	ops->copy_file_range = accel_copy_file_range;
-	if ((accelfs.opts.deferred_write && accelfs.opts.cache) ||
-	    accelfs.opts.locks == LOCKS_FORWARD || accelfs.shared)
+	if ((fs->opts.deferred_write && fs->opts.cache) || fs->opts.locks == LOCKS_FORWARD ||
+	    fs->shared)
 		ops->flush = accel_flush;
 }

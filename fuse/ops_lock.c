@@ -205,14 +205,14 @@ static void mark_changed(struct open_file *of, void *arg)
  * pages the kernel would first write back through a worker this request may
  * be waiting for) and have every handle drop its buffers at its next read.
  */
-static void lock_granted(struct inode *n, fuse_ino_t ino)
+static void lock_granted(struct accelfs *fs, struct inode *n, fuse_ino_t ino)
 {
-	if (!shared_mode())
+	if (!shared_mode(fs))
 		return;
 	/* (not single-threaded: a read of the file waiting in the kernel for
 	 * its reply would hold the page the invalidation waits for) */
-	if (!accelfs.opts.writeback && !accelfs.opts.single_thread && accelfs.se)
-		fuse_lowlevel_notify_inval_inode(accelfs.se, ino, 0, 0);
+	if (!fs->opts.writeback && !fs->opts.single_thread && fs->se)
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
 	open_files_foreach(mark_changed, n);
 }
 
@@ -222,9 +222,9 @@ static void lock_releasing(struct inode *n)
 	wb_flush_file(n);
 }
 
-static fuse_ino_t ino_of(const struct inode *n)
+static fuse_ino_t ino_of(struct accelfs *fs, const struct inode *n)
 {
-	return n == &accelfs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+	return n == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
 }
 
 #define HOLDERS_MAX 32
@@ -337,7 +337,7 @@ static void accel_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	if (lo)
 		owner_put(lo);
 	if (!ret)
-		lock_granted(of->inode, ino);
+		lock_granted(of->fs, of->inode, ino);
 	fuse_reply_err(req, -ret);
 }
 
@@ -358,7 +358,7 @@ static void accel_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		return;
 	}
 	if (!ret)
-		lock_granted(of->inode, ino);
+		lock_granted(of->fs, of->inode, ino);
 	fuse_reply_err(req, -ret);
 }
 
@@ -400,7 +400,7 @@ static void wait_run(struct slow_req *s)
 
 	slow_end(s);
 	if (!ret)
-		lock_granted(w->of->inode, ino_of(w->of->inode));
+		lock_granted(w->of->fs, w->of->inode, ino_of(w->of->fs, w->of->inode));
 	if (fuse_reply_err(s->req, -ret) == -ENOENT && !ret)
 		wait_undo(w);
 }
@@ -481,9 +481,9 @@ void lock_release_handle(struct open_file *of)
 	}
 }
 
-void ops_lock_fill(struct fuse_lowlevel_ops *ops)
+void ops_lock_fill(struct accelfs *fs, struct fuse_lowlevel_ops *ops)
 {
-	if (accelfs.opts.locks != LOCKS_FORWARD)
+	if (fs->opts.locks != LOCKS_FORWARD)
 		return;
 	ops->getlk = accel_getlk;
 	ops->setlk = accel_setlk;

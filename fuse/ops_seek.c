@@ -60,7 +60,7 @@ static void seek_then(struct kinval *k)
 /* May the kernel hold pages of @of's file that SOURCE has not seen? */
 static bool kernel_dirty_possible(const struct open_file *of)
 {
-	return __atomic_load_n(&accelfs.opts.writeback, __ATOMIC_RELAXED) &&
+	return __atomic_load_n(&of->fs->opts.writeback, __ATOMIC_RELAXED) &&
 	       __atomic_load_n(&of->inode->wopens, __ATOMIC_RELAXED) > 0;
 }
 

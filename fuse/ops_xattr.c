@@ -45,21 +45,21 @@ static bool caps_known_absent(struct inode *n, const char *name)
 	       now_ns() < __atomic_load_n(&n->nocaps_until, __ATOMIC_RELAXED);
 }
 
-static void caps_absent(struct inode *n)
+static void caps_absent(struct accelfs *fs, struct inode *n)
 {
-	__atomic_store_n(&n->nocaps_until, now_ns() + (uint64_t)(opt_attr_timeout() * 1e9),
+	__atomic_store_n(&n->nocaps_until, now_ns() + (uint64_t)(opt_attr_timeout(fs) * 1e9),
 			 __ATOMIC_RELAXED);
 }
 
-static void caps_note(struct inode *n, const char *name, ssize_t ret)
+static void caps_note(struct accelfs *fs, struct inode *n, const char *name, ssize_t ret)
 {
 	if (ret < 0 && errno == ENODATA && !strcmp(name, caps_name))
-		caps_absent(n);
+		caps_absent(fs, n);
 }
 
-void xattr_caps_created(struct inode *n)
+void xattr_caps_created(struct accelfs *fs, struct inode *n)
 {
-	caps_absent(n);
+	caps_absent(fs, n);
 }
 
 static void caps_forget(struct inode *n)
@@ -71,7 +71,7 @@ static void caps_forget(struct inode *n)
  * A write or truncation removes file capabilities (killpriv.c); most files
  * have none, and then this costs a clock read, not a system call.
  */
-int xattr_caps_kill(struct inode *n, int fd)
+int xattr_caps_kill(struct accelfs *fs, struct inode *n, int fd)
 {
 	char path[PROC_FD_LEN];
 	int ret;
@@ -82,7 +82,7 @@ int xattr_caps_kill(struct inode *n, int fd)
 		      : removexattr(proc_fd_path(n->fd, path), caps_name);
 	if (ret && errno != ENODATA && errno != EOPNOTSUPP)
 		return -errno;
-	caps_absent(n); /* gone now: known absent for attr_timeout */
+	caps_absent(fs, n); /* gone now: known absent for attr_timeout */
 	return 0;
 }
 
@@ -122,7 +122,8 @@ static size_t drop_trusted(char *buf, size_t len)
 
 static void accel_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	struct inode *n = inode_get(ino);
+	struct accelfs *fs = fuse_req_userdata(req);
+	struct inode *n = inode_get(fs, ino);
 	char path[PROC_FD_LEN], *buf = NULL;
 	ssize_t ret;
 	int fd;
@@ -140,7 +141,7 @@ static void accel_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, siz
 	fd = inode_fd_get(n);
 	ret = INODE_FD_OR(fd, getxattr(proc_fd_path(fd, path), name, buf, size));
 	inode_fd_put(n, fd);
-	caps_note(n, name, ret);
+	caps_note(fs, n, name, ret);
 	reply_size_or_data(req, ret, buf, size);
 }
 
@@ -150,7 +151,8 @@ static void accel_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, siz
  */
 static void accel_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	struct inode *n = inode_get(ino);
+	struct accelfs *fs = fuse_req_userdata(req);
+	struct inode *n = inode_get(fs, ino);
 	bool filter = creds_unprivileged(req);
 	size_t want = size, bufsize = filter ? XATTR_MAX : size;
 	char path[PROC_FD_LEN], *buf = NULL;
@@ -183,7 +185,8 @@ static void accel_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static void accel_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			   size_t size, int flags)
 {
-	struct inode *n = inode_get(ino);
+	struct accelfs *fs = fuse_req_userdata(req);
+	struct inode *n = inode_get(fs, ino);
 	char path[PROC_FD_LEN];
 	int err, fd;
 
@@ -206,7 +209,8 @@ static void accel_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, con
 
 static void accel_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	struct inode *n = inode_get(ino);
+	struct accelfs *fs = fuse_req_userdata(req);
+	struct inode *n = inode_get(fs, ino);
 	char path[PROC_FD_LEN];
 	int err, fd;
 

@@ -112,16 +112,16 @@ static int backing_open(fuse_req_t req, int fd)
 }
 #endif
 
-void passthrough_init(struct fuse_conn_info *conn, bool writeback_cache)
+void passthrough_init(struct accelfs *fs, struct fuse_conn_info *conn, bool writeback_cache)
 {
-	enum passthrough_mode m = accelfs.opts.passthrough;
+	enum passthrough_mode m = fs->opts.passthrough;
 
-	accelfs.passthrough = false;
+	fs->passthrough = false;
 #ifdef ACCEL_HAVE_PASSTHROUGH
 	/* kernel_cache=never asks for every access to reach the daemon */
 	if (m == PASSTHROUGH_NEVER ||
 	    (m == PASSTHROUGH_AUTO &&
-	     (writeback_cache || accelfs.opts.kernel_cache == KERNEL_CACHE_NEVER)))
+	     (writeback_cache || fs->opts.kernel_cache == KERNEL_CACHE_NEVER)))
 		return;
 	if (!(conn->capable & FUSE_CAP_PASSTHROUGH)) {
 		if (m == PASSTHROUGH_ALWAYS)
@@ -131,7 +131,7 @@ void passthrough_init(struct fuse_conn_info *conn, bool writeback_cache)
 		return;
 	}
 	conn->want |= FUSE_CAP_PASSTHROUGH;
-	accelfs.passthrough = true;
+	fs->passthrough = true;
 	if (!has_sys_admin())
 		log_msg(LOG_WARNING, "passthrough: the daemon lacks CAP_SYS_ADMIN, which the "
 				     "kernel requires: every open will be served by the daemon");
@@ -143,21 +143,21 @@ void passthrough_init(struct fuse_conn_info *conn, bool writeback_cache)
 }
 
 /* The mount's defaults the auto rule weighs (cache/tuning.h). */
-static void mount_defaults(struct tuning_mount *m)
+static void mount_defaults(struct accelfs *fs, struct tuning_mount *m)
 {
-	m->deferred_write = accelfs.opts.deferred_write && accelfs.pool;
-	m->sync_relaxed = accelfs.opts.sync_relaxed;
+	m->deferred_write = fs->opts.deferred_write && fs->pool;
+	m->sync_relaxed = fs->opts.sync_relaxed;
 }
 
-bool passthrough_wanted(const struct inode *n, const struct tuning_values *t)
+bool passthrough_wanted(struct accelfs *fs, const struct inode *n, const struct tuning_values *t)
 {
 	struct tuning_mount m;
 
-	if (!accelfs.passthrough || !S_ISREG(n->type) || t->passthrough == TUNING_PT_NEVER)
+	if (!fs->passthrough || !S_ISREG(n->type) || t->passthrough == TUNING_PT_NEVER)
 		return false;
-	if (t->passthrough == TUNING_PT_ALWAYS || accelfs.opts.passthrough == PASSTHROUGH_ALWAYS)
+	if (t->passthrough == TUNING_PT_ALWAYS || fs->opts.passthrough == PASSTHROUGH_ALWAYS)
 		return true;
-	mount_defaults(&m);
+	mount_defaults(fs, &m);
 	return tuning_passthrough_need(t, &m) == NULL;
 }
 
@@ -198,14 +198,14 @@ int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
 		}
 		n->stamp_valid = false; /* nor may a later cached open keep them */
 		of->passthrough = true;
-		cache_io_count_passthrough(true);
+		cache_io_count_passthrough(of->fs, true);
 		return 1;
 	}
 #else
 	(void)req;
 	(void)fi;
 #endif
-	cache_io_count_passthrough(false);
+	cache_io_count_passthrough(of->fs, false);
 	return 0;
 }
 
@@ -227,27 +227,29 @@ int passthrough_release_locked(struct open_file *of)
  * headers predate it), what fuse_passthrough_close() sends for a request. */
 #define BACKING_CLOSE _IOW(229, 2, uint32_t)
 
-void passthrough_close(int backing_id)
+void passthrough_close(struct accelfs *fs, int backing_id)
 {
 #ifdef ACCEL_HAVE_PASSTHROUGH
-	if (backing_id > 0 && ioctl(fuse_session_fd(accelfs.se), BACKING_CLOSE, &backing_id) < 0)
+	if (backing_id > 0 && ioctl(fuse_session_fd(fs->se), BACKING_CLOSE, &backing_id) < 0)
 		log_msg(LOG_ERR, "passthrough: closing backing file %d: %s", backing_id,
 			strerror(errno));
 #else
+	(void)fs;
 	(void)backing_id;
 #endif
 }
 
-int passthrough_check(char *why, size_t len)
+int passthrough_check(struct accelfs *fs, char *why, size_t len)
 {
 #ifndef ACCEL_HAVE_PASSTHROUGH
-	if (accelfs.opts.passthrough == PASSTHROUGH_ALWAYS) {
+	if (fs->opts.passthrough == PASSTHROUGH_ALWAYS) {
 		snprintf(why, len,
 			 "passthrough=always needs libfuse >= 3.16 (accelfs is built with %s)",
 			 fuse_pkgversion());
 		return -1;
 	}
 #else
+	(void)fs;
 	(void)why;
 	(void)len;
 #endif

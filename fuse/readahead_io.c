@@ -89,9 +89,9 @@ static void readahead_io_done(struct prefetch_req *req, ssize_t res)
 	slot_put(s);
 }
 
-int readahead_io_start(void)
+int readahead_io_start(struct accelfs *fs)
 {
-	struct pool *pool = accelfs.pool;
+	struct pool *pool = fs->pool;
 	int ret;
 
 	if (!pool)
@@ -99,11 +99,10 @@ int readahead_io_start(void)
 	/* a file's user.accelfs.readahead_max may turn it on where the mount's is 0,
 	 * up to 1 MiB or the mount's limit, whichever is larger */
 	bsize = pool_bucket_size(pool);
-	slot_bytes =
-	    accelfs.opts.readahead_max < RA_SLOT_MIN ? RA_SLOT_MIN : accelfs.opts.readahead_max;
+	slot_bytes = fs->opts.readahead_max < RA_SLOT_MIN ? RA_SLOT_MIN : fs->opts.readahead_max;
 	slot_bytes = slot_bytes < bsize ? bsize : slot_bytes;
 	slot_bytes = (slot_bytes + bsize - 1) / bsize * bsize;
-	ret = prefetch_start(RA_SLOTS, accelfs.opts.backend != BACKEND_SYNC);
+	ret = prefetch_start(RA_SLOTS, fs->opts.backend != BACKEND_SYNC);
 	if (ret)
 		return ret;
 	for (int i = RA_SLOTS - 1; i >= 0; i--) {

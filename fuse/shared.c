@@ -98,19 +98,19 @@ bool shared_fs_remote(const char *path, char *name, size_t len)
 	return false;
 }
 
-bool shared_mode(void)
+bool shared_mode(struct accelfs *fs)
 {
-	return accelfs.shared;
+	return fs->shared;
 }
 
 /* The defaults shared mode changes; an option the user gave is kept, or refused. */
-static int shared_defaults(struct accelfs_opts *o, char *err, size_t len)
+static int shared_defaults(struct accelfs *fs, struct accelfs_opts *o, char *err, size_t len)
 {
 	if (o->watch == WATCH_FANOTIFY || o->watch == WATCH_INOTIFY) {
 		snprintf(err, len,
 			 "watch=%s cannot see changes other hosts make to a shared SOURCE "
 			 "(%s): use watch=off, or shared=off if only this host changes it",
-			 o->watch == WATCH_FANOTIFY ? "fanotify" : "inotify", accelfs.shared_why);
+			 o->watch == WATCH_FANOTIFY ? "fanotify" : "inotify", fs->shared_why);
 		return -1;
 	}
 	o->watch = WATCH_OFF;
@@ -132,43 +132,42 @@ static int shared_defaults(struct accelfs_opts *o, char *err, size_t len)
 	return 0;
 }
 
-int shared_setup(struct accelfs_opts *o, const char *source, char *err, size_t len)
+int shared_setup(struct accelfs *fs, char *err, size_t len)
 {
+	struct accelfs_opts *o = &fs->opts;
 	char type[80];
-	bool remote = shared_fs_remote(source, type, sizeof(type));
+	bool remote = shared_fs_remote(fs->source_real, type, sizeof(type));
 
 	switch (o->shared) {
 	case SHARED_ON:
-		accelfs.shared = true;
-		snprintf(accelfs.shared_why, sizeof(accelfs.shared_why), "shared=on, SOURCE is %s",
-			 type);
+		fs->shared = true;
+		snprintf(fs->shared_why, sizeof(fs->shared_why), "shared=on, SOURCE is %s", type);
 		break;
 	case SHARED_OFF:
-		accelfs.shared = false;
-		snprintf(accelfs.shared_why, sizeof(accelfs.shared_why), "shared=off, SOURCE is %s",
-			 type);
+		fs->shared = false;
+		snprintf(fs->shared_why, sizeof(fs->shared_why), "shared=off, SOURCE is %s", type);
 		break;
 	default:
-		accelfs.shared = remote;
-		snprintf(accelfs.shared_why, sizeof(accelfs.shared_why), "SOURCE is %s%s", type,
+		fs->shared = remote;
+		snprintf(fs->shared_why, sizeof(fs->shared_why), "SOURCE is %s%s", type,
 			 remote ? ", which other hosts may change" : "");
 	}
-	return accelfs.shared ? shared_defaults(o, err, len) : 0;
+	return fs->shared ? shared_defaults(fs, o, err, len) : 0;
 }
 
-void shared_log(void)
+void shared_log(struct accelfs *fs)
 {
-	const struct accelfs_opts *o = &accelfs.opts;
+	const struct accelfs_opts *o = &fs->opts;
 
-	if (!accelfs.shared) {
-		log_msg(LOG_INFO, "shared mode: off (%s); locks %s", accelfs.shared_why,
+	if (!fs->shared) {
+		log_msg(LOG_INFO, "shared mode: off (%s); locks %s", fs->shared_why,
 			o->locks == LOCKS_FORWARD ? "taken on SOURCE" : "kept in the kernel");
 		return;
 	}
 	log_msg(LOG_INFO,
 		"shared mode: on (%s): no watcher, entry_timeout %gs, attr_timeout %gs, "
 		"open files rechecked every %gs, %u worker threads, locks %s",
-		accelfs.shared_why, o->entry_timeout, o->attr_timeout, o->revalidate, o->threads,
+		fs->shared_why, o->entry_timeout, o->attr_timeout, o->revalidate, o->threads,
 		o->locks == LOCKS_FORWARD ? "taken on SOURCE" : "kept in the kernel (locks=local)");
 	if (o->writeback)
 		log_msg(LOG_WARNING,

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct accelfs_opts;
+struct accelfs;
 
 /*
  * Is @path on a file system whose changes may come from elsewhere than this
@@ -20,8 +20,8 @@ struct accelfs_opts;
 bool shared_fs_remote(const char *path, char *name, size_t len);
 
 /*
- * Before mounting: settle shared=auto for SOURCE @source and apply what the
- * mode asks of the other options' defaults (no watcher, no writeback
+ * Before mounting: settle shared=auto for @fs's SOURCE and apply what the
+ * mode asks of its other options' defaults (no watcher, no writeback
  * cache, timeouts and revalidation as the SOURCE's own clients get them).
  * Returns 0, or -1 with a one-line reason in @err (options that contradict
  * the mode).
@@ -29,12 +29,12 @@ bool shared_fs_remote(const char *path, char *name, size_t len);
 /* Worker threads in shared mode unless threads= is given (round trips, not CPU). */
 #define SHARED_THREADS 16
 
-int shared_setup(struct accelfs_opts *o, const char *source, char *err, size_t len);
+int shared_setup(struct accelfs *fs, char *err, size_t len);
 
 /* Settled by shared_setup(): does the mount run in shared mode? */
-bool shared_mode(void);
+bool shared_mode(struct accelfs *fs);
 
 /* At INIT: one log line on the mode, and what it changed. */
-void shared_log(void);
+void shared_log(struct accelfs *fs);
 
 #endif

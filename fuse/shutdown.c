@@ -66,9 +66,9 @@ struct sync_list {
 };
 
 /* The file's name relative to SOURCE, from its backing descriptor; NULL if it has none. */
-static char *source_relpath(int fd)
+static char *source_relpath(struct accelfs *fs, int fd)
 {
-	const char *src = accelfs.source_real;
+	const char *src = fs->source_real;
 	size_t len = strlen(src) == 1 ? 0 : strlen(src);
 	char proc[PROC_FD_LEN], path[PATH_MAX];
 	ssize_t n = readlink(proc_fd_path(fd, proc), path, sizeof(path) - 1);
@@ -101,7 +101,8 @@ static void collect(struct open_file *of, void *arg)
 		l->v = v;
 		l->cap = cap;
 	}
-	l->v[l->n++] = (struct sync_item){ of->inode->dev, of->inode->ino, source_relpath(of->fd) };
+	l->v[l->n++] =
+	    (struct sync_item){ of->inode->dev, of->inode->ino, source_relpath(of->fs, of->fd) };
 }
 
 /*
@@ -168,23 +169,23 @@ static unsigned int sync_pass(int root, dev_t dev)
  * Called once by the shutdown thread while the workers still serve: returns
  * when everything acknowledged so far is on SOURCE (or logged as not).
  */
-void shutdown_sync(void)
+void shutdown_sync(struct accelfs *fs)
 {
-	int root = open(accelfs.mountpoint_real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int root = open(fs->mountpoint_real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct stat st;
 
 	if (root < 0 || fstat(root, &st)) {
 		log_msg(LOG_ERR, "shutdown: cannot open %s: %s; open files are not synced",
-			accelfs.mountpoint_real, strerror(errno));
+			fs->mountpoint_real, strerror(errno));
 	} else {
 		sync_pass(root, st.st_dev);
 		if (syncfs(root)) /* metadata, and the files with no name */
-			log_msg(LOG_ERR, "syncfs %s: %s", accelfs.mountpoint_real, strerror(errno));
+			log_msg(LOG_ERR, "syncfs %s: %s", fs->mountpoint_real, strerror(errno));
 		sync_pass(root, st.st_dev); /* what writers added meanwhile */
 	}
 	__atomic_store_n(&closing, true, __ATOMIC_RELEASE);
 	log_msg(LOG_INFO, "shutdown: open files synced; refusing writes from now on");
 	if (root >= 0)
 		close(root);
-	wb_flush_all(); /* deferred buffers (fsync wrote those of synced files) */
+	wb_flush_all(fs); /* deferred buffers (fsync wrote those of synced files) */
 }

@@ -71,7 +71,7 @@ int times_deferred(struct open_file *of, const struct stat *attr, int valid, str
 		.st_mtim = attr->st_mtim,
 		.st_ctim = (valid & FUSE_SET_ATTR_CTIME) ? attr->st_ctim : attr->st_mtim,
 	};
-	wb_fix_attr(st);
+	wb_fix_attr(of->fs, st);
 	/* the kernel's mtime now; an explicit atime kept earlier stays */
 	times_keep(of->inode, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, attr->st_mtim });
 	return 0;
@@ -117,7 +117,7 @@ void times_written(struct open_file *of)
 {
 	struct inode *n = of->inode;
 
-	if ((accelfs.opts.writeback && !(of->flags & O_DIRECT)) ||
+	if ((of->fs->opts.writeback && !(of->flags & O_DIRECT)) ||
 	    !__atomic_load_n(&n->times_pending, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&n->lock);

@@ -50,27 +50,27 @@ static int kernel_offers_uring(void)
 #endif
 
 /*
- * Decide before mounting; sets accelfs.uring_wanted. Returns 0, or -1 with
+ * Decide before mounting; sets fs->uring_wanted. Returns 0, or -1 with
  * the reason in @why when io_uring=on cannot be had.
  */
-int transport_choose(char *why, size_t len)
+int transport_choose(struct accelfs *fs, char *why, size_t len)
 {
-	enum fuse_transport t = accelfs.opts.io_uring;
+	enum fuse_transport t = fs->opts.io_uring;
 
-	accelfs.uring_wanted = false;
+	fs->uring_wanted = false;
 	if (t == FUSE_URING_OFF)
 		return 0;
 #ifdef ACCEL_HAVE_FUSE_URING
 	if (kernel_offers_uring()) {
-		if (accelfs.opts.locks == LOCKS_FORWARD && t == FUSE_URING_AUTO)
+		if (fs->opts.locks == LOCKS_FORWARD && t == FUSE_URING_AUTO)
 			return 0; /* a signal must end a lock wait (see the top) */
-		if (accelfs.opts.locks == LOCKS_FORWARD)
+		if (fs->opts.locks == LOCKS_FORWARD)
 			log_msg(LOG_WARNING,
 				"io_uring=on: a signal cannot end a lock wait over the "
 				"ring (libfuse delivers no INTERRUPT there): processes "
 				"wait for their locks; io_uring=auto or locks=local "
 				"avoid it");
-		accelfs.uring_wanted = true;
+		fs->uring_wanted = true;
 		return 0;
 	}
 	if (t == FUSE_URING_ON) {
@@ -91,19 +91,20 @@ int transport_choose(char *why, size_t len)
 }
 
 /* libfuse's session option for the choice; NULL: none. */
-const char *transport_fuse_opt(void)
+const char *transport_fuse_opt(struct accelfs *fs)
 {
-	return accelfs.uring_wanted ? "io_uring" : NULL;
+	return fs->uring_wanted ? "io_uring" : NULL;
 }
 
 /* At INIT: note whether requests come over io_uring (transport_foreign_replies). */
-void transport_init(const struct fuse_conn_info *conn)
+void transport_init(struct accelfs *fs, const struct fuse_conn_info *conn)
 {
 #ifdef ACCEL_HAVE_FUSE_URING
-	bool ring = accelfs.uring_wanted && (conn->capable & FUSE_CAP_OVER_IO_URING);
+	bool ring = fs->uring_wanted && (conn->capable & FUSE_CAP_OVER_IO_URING);
 
-	__atomic_store_n(&accelfs.uring_active, ring, __ATOMIC_RELAXED);
+	__atomic_store_n(&fs->uring_active, ring, __ATOMIC_RELAXED);
 #else
+	(void)fs;
 	(void)conn;
 #endif
 }
@@ -115,20 +116,21 @@ void transport_init(const struct fuse_conn_info *conn)
  * lost or garbled (a SEEK_HOLE answered -1, ECANCELED, a writer hung in the
  * tests of kinval.c). Over /dev/fuse any thread may reply.
  */
-bool transport_foreign_replies(void)
+bool transport_foreign_replies(struct accelfs *fs)
 {
-	return !__atomic_load_n(&accelfs.uring_active, __ATOMIC_RELAXED);
+	return !__atomic_load_n(&fs->uring_active, __ATOMIC_RELAXED);
 }
 
 /* At INIT: what the kernel agreed to, for the log. */
-const char *transport_describe(const struct fuse_conn_info *conn)
+const char *transport_describe(struct accelfs *fs, const struct fuse_conn_info *conn)
 {
 #ifdef ACCEL_HAVE_FUSE_URING
-	if (accelfs.uring_wanted && (conn->capable & FUSE_CAP_OVER_IO_URING))
+	if (fs->uring_wanted && (conn->capable & FUSE_CAP_OVER_IO_URING))
 		return "FUSE over io_uring";
-	if (accelfs.uring_wanted)
+	if (fs->uring_wanted)
 		return "/dev/fuse (the kernel did not offer io_uring)";
 #else
+	(void)fs;
 	(void)conn;
 #endif
 	return "/dev/fuse";

@@ -80,11 +80,11 @@ bool watch_covers_dir(struct inode *n)
 	return watch_mode() != WATCH_INOTIFY || __atomic_load_n(&n->watch_wd, __ATOMIC_RELAXED) > 0;
 }
 
-double watch_attr_timeout(struct inode *n)
+double watch_attr_timeout(struct accelfs *fs, struct inode *n)
 {
 	if (watch_mode() == WATCH_INOTIFY && __atomic_load_n(&n->watch_short, __ATOMIC_RELAXED))
 		return short_attr;
-	return opt_attr_timeout();
+	return opt_attr_timeout(fs);
 }
 
 bool watch_active(void)
@@ -109,20 +109,20 @@ static void long_timeouts(struct accelfs_opts *o, double t)
 }
 
 /* fanotify if it can be had: its descriptor, or -errno with @why said. */
-static int fan_try(void)
+static int fan_try(struct accelfs *fs)
 {
 	if (!inode_handles_used()) {
 		snprintf(why, sizeof(why), "inodes are not kept by file handle");
 		return -ENOTSUP;
 	}
-	return watch_fan_open(accelfs.source_real, why, sizeof(why));
+	return watch_fan_open(fs->source_real, why, sizeof(why));
 }
 
 /* inotify after @fan_why (empty: asked for): a descriptor, or -errno with @why said. */
-static int ino_try(const char *fan_why)
+static int ino_try(struct accelfs *fs, const char *fan_why)
 {
 	char ino_why[128];
-	int fd = watch_ino_open(ino_why, sizeof(ino_why));
+	int fd = watch_ino_open(fs, ino_why, sizeof(ino_why));
 
 	if (fd < 0)
 		snprintf(why, sizeof(why), "%s%s%s", fan_why, fan_why[0] ? "; " : "", ino_why);
@@ -133,9 +133,9 @@ static int ino_try(const char *fan_why)
 	return fd;
 }
 
-void watch_setup(void)
+void watch_setup(struct accelfs *fs)
 {
-	struct accelfs_opts *o = &accelfs.opts;
+	struct accelfs_opts *o = &fs->opts;
 	char fan_why[sizeof(why)] = "";
 	int fd = -1;
 
@@ -145,7 +145,7 @@ void watch_setup(void)
 		return;
 	}
 	if (o->watch != WATCH_INOTIFY) {
-		fd = fan_try();
+		fd = fan_try(fs);
 		if (fd >= 0) {
 			watch_fd = fd;
 			mode = WATCH_FANOTIFY;
@@ -156,7 +156,7 @@ void watch_setup(void)
 			return;
 		snprintf(fan_why, sizeof(fan_why), "%s", why);
 	}
-	fd = ino_try(fan_why);
+	fd = ino_try(fs, fan_why);
 	if (fd < 0)
 		return;
 	watch_fd = fd;
@@ -165,26 +165,26 @@ void watch_setup(void)
 	long_timeouts(o, WATCH_INOTIFY_TIMEOUT);
 }
 
-void watch_log(void)
+void watch_log(struct accelfs *fs)
 {
 	if (!watch_active())
-		log_msg(accelfs.opts.watch == WATCH_FANOTIFY || accelfs.opts.watch == WATCH_INOTIFY
+		log_msg(fs->opts.watch == WATCH_FANOTIFY || fs->opts.watch == WATCH_INOTIFY
 			    ? LOG_WARNING
 			    : LOG_INFO,
 			"watch: off (%s): changes made in SOURCE behind the mount show after "
 			"entry_timeout %gs / attr_timeout %gs",
-			why, accelfs.opts.entry_timeout, accelfs.opts.attr_timeout);
+			why, fs->opts.entry_timeout, fs->opts.attr_timeout);
 	else
 		log_msg(LOG_INFO, "watch: %s%s%s; entry_timeout %gs, attr_timeout %gs",
-			watch_mode_name(), why[0] ? ": " : "", why, accelfs.opts.entry_timeout,
-			accelfs.opts.attr_timeout);
+			watch_mode_name(), why[0] ? ": " : "", why, fs->opts.entry_timeout,
+			fs->opts.attr_timeout);
 }
 
 /* The watcher is gone: names and attributes told from now on expire as without one. */
-static void short_timeouts(void)
+static void short_timeouts(struct accelfs *fs)
 {
-	__atomic_store(&accelfs.opts.entry_timeout, &short_entry, __ATOMIC_RELAXED);
-	__atomic_store(&accelfs.opts.attr_timeout, &short_attr, __ATOMIC_RELAXED);
+	__atomic_store(&fs->opts.entry_timeout, &short_entry, __ATOMIC_RELAXED);
+	__atomic_store(&fs->opts.attr_timeout, &short_attr, __ATOMIC_RELAXED);
 }
 
 /* A sum that moves whenever a counter of @m does (they only grow). */
@@ -201,10 +201,10 @@ static uint64_t digest(const struct mstate *m)
 }
 
 /* The mount's state file: mode and counters (cache/mstate.h), when they moved or @force. */
-static void publish(struct mstate *m, bool force)
+static void publish(struct accelfs *fs, struct mstate *m, bool force)
 {
 	uint64_t before = digest(m), unwatched = m->watch_unwatched;
-	struct pool *pool = accelfs.pool;
+	struct pool *pool = fs->pool;
 
 	m->watch_events = __atomic_load_n(&watch_counters.events, __ATOMIC_RELAXED);
 	m->watch_invalidations = __atomic_load_n(&watch_counters.invalidations, __ATOMIC_RELAXED);
@@ -219,32 +219,33 @@ static void publish(struct mstate *m, bool force)
 	mstate_write(m);
 }
 
-static void mstate_init(struct mstate *m)
+static void mstate_init(struct accelfs *fs, struct mstate *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->pid = (uint32_t)getpid();
-	snprintf(m->mountpoint, sizeof(m->mountpoint), "%s", accelfs.mountpoint_real);
-	snprintf(m->source, sizeof(m->source), "%s", accelfs.source_real);
-	snprintf(m->shared, sizeof(m->shared), "%s (%s)", accelfs.shared ? "on" : "off",
-		 accelfs.shared_why);
+	snprintf(m->mountpoint, sizeof(m->mountpoint), "%s", fs->mountpoint_real);
+	snprintf(m->source, sizeof(m->source), "%s", fs->source_real);
+	snprintf(m->shared, sizeof(m->shared), "%s (%s)", fs->shared ? "on" : "off",
+		 fs->shared_why);
 	snprintf(m->locks, sizeof(m->locks), "%s",
-		 accelfs.opts.locks == LOCKS_FORWARD ? "forward" : "local");
-	if (accelfs.pool)
-		snprintf(m->pool, sizeof(m->pool), "%s", cache_io_pool_name());
+		 fs->opts.locks == LOCKS_FORWARD ? "forward" : "local");
+	if (fs->pool)
+		snprintf(m->pool, sizeof(m->pool), "%s", cache_io_pool_name(fs));
 }
 
 /* The watcher failed while running: off from now on, and nothing cached trusted. */
-static void watch_failed(int err)
+static void watch_failed(struct accelfs *fs, int err)
 {
 	log_msg(LOG_ERR, "watch: %s failed (%s): invalidating everything, now off",
 		watch_mode_name(), strerror(-err));
 	__atomic_store_n(&mode, WATCH_OFF, __ATOMIC_RELAXED);
-	short_timeouts();
-	watch_overflow();
+	short_timeouts(fs);
+	watch_overflow(fs);
 }
 
 static void *watch_main(void *arg)
 {
+	struct accelfs *fs = arg;
 	static struct mstate m; /* one thread; 8 KiB of paths and the request kinds */
 	struct pollfd p[2] = { { .fd = watch_fd, .events = POLLIN },
 			       { .fd = stop_fd, .events = POLLIN } };
@@ -253,10 +254,9 @@ static void *watch_main(void *arg)
 	int ret;
 	uint64_t last;
 
-	(void)arg;
 	mstate_sweep(); /* files of daemons killed before they could remove theirs */
-	mstate_init(&m);
-	publish(&m, true);
+	mstate_init(fs, &m);
+	publish(fs, &m, true);
 	last = now_ns();
 	for (;;) {
 		uint64_t since = now_ns() - last;
@@ -270,9 +270,9 @@ static void *watch_main(void *arg)
 		if (p[1].revents)
 			break;
 		if (p[0].revents &&
-		    (ret = mode == WATCH_INOTIFY ? watch_ino_read(watch_fd)
-						 : watch_fan_read(watch_fd, self)) < 0) {
-			watch_failed(ret);
+		    (ret = mode == WATCH_INOTIFY ? watch_ino_read(fs, watch_fd)
+						 : watch_fan_read(fs, watch_fd, self)) < 0) {
+			watch_failed(fs, ret);
 			failed = true;
 		}
 		/* A burst of events wakes the thread at each one: the state
@@ -280,20 +280,20 @@ static void *watch_main(void *arg)
 		 * the requests moved meanwhile. A watcher that failed says so
 		 * at once. */
 		if (failed || now_ns() - last >= tick) {
-			publish(&m, failed);
+			publish(fs, &m, failed);
 			last = now_ns();
 		}
 	}
 	return NULL;
 }
 
-int watch_start(void)
+int watch_start(struct accelfs *fs)
 {
 	stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (stop_fd < 0 || pthread_create(&thread, NULL, watch_main, NULL)) {
+	if (stop_fd < 0 || pthread_create(&thread, NULL, watch_main, fs)) {
 		if (mode != WATCH_OFF) {
 			log_msg(LOG_ERR, "watch: cannot start the watcher thread: off");
-			short_timeouts(); /* before INIT: nothing was cached with the long ones */
+			short_timeouts(fs); /* before INIT: nothing was cached with the long ones */
 		}
 		mode = WATCH_OFF;
 		return -EAGAIN;

@@ -22,20 +22,21 @@
  * for the mount's own (watch_echo.c): the bound on how long that shows */
 #define WATCH_INOTIFY_TIMEOUT 10.0
 
+struct accelfs;
 struct inode;
 struct fuse_entry_param;
 struct fuse_lowlevel_ops;
 
 /* Choose and open the watcher for SOURCE (-o watch=); raises the default
  * timeouts when one is active. Call after the inode table is set up. */
-void watch_setup(void);
+void watch_setup(struct accelfs *fs);
 /* Start the watcher thread (after daemonising); 0 or -errno (then off, logged). */
-int watch_start(void);
+int watch_start(struct accelfs *fs);
 /* Stop and join the thread, close the watcher, remove the state file; while
  * the workers still serve (a notification may need one). Idempotent. */
 void watch_stop(void);
 /* One log line on the mode and why (at INIT). */
-void watch_log(void);
+void watch_log(struct accelfs *fs);
 bool watch_active(void);
 /* Does the watcher see every change in SOURCE (fanotify), not only in the
  * directories it could watch (inotify)? */
@@ -48,7 +49,7 @@ void watch_entry(struct inode *parent, struct inode *n, struct fuse_entry_param 
 /* may the kernel keep directory @n's listing (a watch reports its changes)? */
 bool watch_covers_dir(struct inode *n);
 /* the attribute timeout for a reply about @n; */
-double watch_attr_timeout(struct inode *n);
+double watch_attr_timeout(struct accelfs *fs, struct inode *n);
 /* the mutating handlers of @ops note the mount's own changes (watch_echo.c), */
 void watch_echo_wrap(struct fuse_lowlevel_ops *ops);
 /* as the flusher does for the node id @ino whose deferred bytes it writes. */

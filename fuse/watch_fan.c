@@ -90,7 +90,7 @@ static const struct file_handle *fid_handle(const struct fanotify_event_info_fid
 }
 
 /* Map one event's records to node ids and apply it. */
-static void fan_event(const struct fanotify_event_metadata *md)
+static void fan_event(struct accelfs *fs, const struct fanotify_event_metadata *md)
 {
 	const char *p = (const char *)(md + 1), *end = (const char *)md + md->event_len;
 	struct watch_change c = { 0 };
@@ -127,7 +127,7 @@ static void fan_event(const struct fanotify_event_metadata *md)
 	c.dir = md->mask & FAN_ONDIR;
 	c.pid = (pid_t)md->pid;
 	if (c.parent || c.ino)
-		watch_apply(&c);
+		watch_apply(fs, &c);
 }
 
 /*
@@ -150,7 +150,7 @@ static const struct fanotify_event_metadata *fan_copy(const char *p, size_t left
 	return &ev.md;
 }
 
-int watch_fan_read(int fd, pid_t self)
+int watch_fan_read(struct accelfs *fs, int fd, pid_t self)
 {
 	/* one watcher thread per daemon */
 	static char buf[FAN_BUF]
@@ -170,9 +170,9 @@ int watch_fan_read(int fd, pid_t self)
 			if (md->fd >= 0)
 				close(md->fd); /* not with FID reports, but never leak one */
 			if (md->mask & FAN_Q_OVERFLOW)
-				watch_overflow();
+				watch_overflow(fs);
 			else if ((pid_t)md->pid != self)
-				fan_event(md);
+				fan_event(fs, md);
 		}
 		/* room for another event was left: the queue was empty, and
 		 * poll() says when it is not (saves a read per wake-up) */

@@ -39,14 +39,14 @@ struct watch_counters {
 extern struct watch_counters watch_counters;
 
 /* watch_inval.c: tell the kernel; no lock may be held by the caller. */
-void watch_apply(const struct watch_change *c);
+void watch_apply(struct accelfs *fs, const struct watch_change *c);
 /* The event queue overflowed: invalidate everything the kernel holds. */
-void watch_overflow(void);
+void watch_overflow(struct accelfs *fs);
 
 /* watch_fan.c: fanotify on SOURCE's file system: a descriptor or -errno (@why said). */
 int watch_fan_open(const char *source, char *why, size_t len);
 /* Read and apply every queued event; -errno if the descriptor failed. */
-int watch_fan_read(int fd, pid_t self);
+int watch_fan_read(struct accelfs *fs, int fd, pid_t self);
 
 /* watch.c: the mode now (atomic; only a failure turns it off) */
 enum watch_mode watch_mode(void);
@@ -54,9 +54,9 @@ enum watch_mode watch_mode(void);
 void watch_short_timeouts(double *entry, double *attr);
 
 /* watch_ino.c: inotify, watching SOURCE's root: a descriptor or -errno (@why said). */
-int watch_ino_open(char *why, size_t len);
+int watch_ino_open(struct accelfs *fs, char *why, size_t len);
 /* Read and apply every queued event; -errno if the descriptor failed. */
-int watch_ino_read(int fd);
+int watch_ino_read(struct accelfs *fs, int fd);
 /* Close the descriptor and free the map (the thread is stopped). */
 void watch_ino_close(void);
 /* @n is given to the kernel under @p in @e: watch it if a directory, and

@@ -63,9 +63,9 @@ static size_t map_count;    /* map_lock */
 static int ino_fd = -1;	    /* map_lock to close (watch_stop); the watcher reads it */
 static bool logged;	    /* the first refusal was logged; map_lock */
 
-static fuse_ino_t node_id(struct inode *n)
+static fuse_ino_t node_id(struct accelfs *fs, struct inode *n)
 {
-	return n == &accelfs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+	return n == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
 }
 
 static size_t wd_slot(int wd, size_t size)
@@ -176,7 +176,7 @@ static int add_locked(struct inode *n)
 	return 0;
 }
 
-int watch_ino_open(char *why, size_t len)
+int watch_ino_open(struct accelfs *fs, char *why, size_t len)
 {
 	int ret;
 
@@ -187,7 +187,7 @@ int watch_ino_open(char *why, size_t len)
 		return ret;
 	}
 	pthread_mutex_lock(&map_lock);
-	ret = add_locked(&accelfs.root);
+	ret = add_locked(&fs->root);
 	pthread_mutex_unlock(&map_lock);
 	if (ret) {
 		snprintf(why, len, "cannot watch SOURCE: %s", strerror(-ret));
@@ -254,7 +254,8 @@ static void ignored_locked(struct wd_slot *s)
  * concerns nothing the kernel holds. The child of a name event is found by
  * fstatat() under its directory, under map_lock (the directory node stays).
  */
-static bool ino_change(const struct inotify_event *ev, struct watch_change *c, struct stat *st)
+static bool ino_change(struct accelfs *fs, const struct inotify_event *ev, struct watch_change *c,
+		       struct stat *st)
 {
 	const uint32_t need_child =
 	    IN_CREATE | IN_MOVED_TO | IN_ATTRIB | IN_MODIFY | IN_CLOSE_WRITE;
@@ -279,14 +280,14 @@ static bool ino_change(const struct inotify_event *ev, struct watch_change *c, s
 		inode_fd_put(s->n, fd);
 	}
 	if (ev->len) {
-		c->parent = node_id(s->n);
+		c->parent = node_id(fs, s->n);
 		c->name = ev->name;
 	} else {
-		c->ino = node_id(s->n); /* the directory itself */
+		c->ino = node_id(fs, s->n); /* the directory itself */
 	}
 	pthread_mutex_unlock(&map_lock);
 	if (have)
-		c->ino = inode_find_id(st->st_dev, st->st_ino, false);
+		c->ino = inode_find_id(fs, st->st_dev, st->st_ino, false);
 	return true;
 }
 
@@ -311,16 +312,16 @@ static unsigned int ino_what(const struct inotify_event *ev, const struct watch_
 	return what;
 }
 
-static void ino_event(const struct inotify_event *ev)
+static void ino_event(struct accelfs *fs, const struct inotify_event *ev)
 {
 	struct watch_change c = { 0 };
 	struct stat st;
 
 	if (ev->mask & IN_Q_OVERFLOW) {
-		watch_overflow();
+		watch_overflow(fs);
 		return;
 	}
-	if (!ino_change(ev, &c, &st))
+	if (!ino_change(fs, ev, &c, &st))
 		return;
 	c.what = ino_what(ev, &c);
 	c.dir = ev->mask & IN_ISDIR;
@@ -329,11 +330,11 @@ static void ino_event(const struct inotify_event *ev)
 	/* as fanotify does: a file changed outside gets a new node at its next
 	 * lookup (must_retire, inode.c); found again: it may have gone since */
 	if (c.ino && c.name && (c.what & (WATCH_ATTR | WATCH_DATA)))
-		c.ino = inode_find_id(st.st_dev, st.st_ino, true);
-	watch_apply(&c);
+		c.ino = inode_find_id(fs, st.st_dev, st.st_ino, true);
+	watch_apply(fs, &c);
 }
 
-int watch_ino_read(int fd)
+int watch_ino_read(struct accelfs *fs, int fd)
 {
 	/* one watcher thread per daemon */
 	static char buf[INO_BUF] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -350,7 +351,7 @@ int watch_ino_read(int fd)
 			if (ev->len > left || (ev->len && !memchr(ev->name, '\0', ev->len)))
 				return -EPROTO;
 			off += sizeof(*ev) + ev->len;
-			ino_event(ev);
+			ino_event(fs, ev);
 		}
 		if (off != (size_t)n)
 			return -EPROTO;

@@ -39,16 +39,16 @@ static void counted(int kind, fuse_ino_t ino, int ret)
 	ACCEL_PROBE2(watch_invalidate, kind, (uint64_t)ino);
 }
 
-static void inval_entry(fuse_ino_t parent, const char *name)
+static void inval_entry(struct accelfs *fs, fuse_ino_t parent, const char *name)
 {
 	counted(INVAL_ENTRY, parent,
-		fuse_lowlevel_notify_inval_entry(accelfs.se, parent, name, strlen(name)));
+		fuse_lowlevel_notify_inval_entry(fs->se, parent, name, strlen(name)));
 }
 
-static void inval_inode(fuse_ino_t ino, bool data)
+static void inval_inode(struct accelfs *fs, fuse_ino_t ino, bool data)
 {
 	counted(data ? INVAL_DATA : INVAL_ATTR, ino,
-		fuse_lowlevel_notify_inval_inode(accelfs.se, ino, data ? 0 : -1, 0));
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, data ? 0 : -1, 0));
 }
 
 /* Open handles of @arg's node (NULL: all) re-check the pool at their next read. */
@@ -72,7 +72,7 @@ static bool own_passthrough_write(const struct watch_change *c)
 	return c->what == WATCH_DATA && c->ino && c->pid && c->pid == c->pt_writer;
 }
 
-void watch_apply(const struct watch_change *c)
+void watch_apply(struct accelfs *fs, const struct watch_change *c)
 {
 	bool data = c->what & WATCH_DATA;
 
@@ -80,13 +80,13 @@ void watch_apply(const struct watch_change *c)
 	if (own_passthrough_write(c))
 		return;
 	if ((c->what & WATCH_NAME) && c->parent && c->name) {
-		inval_entry(c->parent, c->name);
-		inval_inode(c->parent, true); /* its attributes and cached listing */
+		inval_entry(fs, c->parent, c->name);
+		inval_inode(fs, c->parent, true); /* its attributes and cached listing */
 	}
 	if (!(c->what & (WATCH_ATTR | WATCH_DATA)))
 		return;
 	if (c->ino) {
-		inval_inode(c->ino, data);
+		inval_inode(fs, c->ino, data);
 		if (data) {
 			fuse_ino_t ino = c->ino;
 
@@ -95,9 +95,9 @@ void watch_apply(const struct watch_change *c)
 	}
 	/* Also when the object is not (or no longer) in the index: the name
 	 * may still lead the kernel to a retired node of it. */
-	if (__atomic_load_n(&accelfs.opts.writeback, __ATOMIC_RELAXED) && !c->dir && c->parent &&
+	if (__atomic_load_n(&fs->opts.writeback, __ATOMIC_RELAXED) && !c->dir && c->parent &&
 	    c->name)
-		inval_entry(c->parent, c->name);
+		inval_entry(fs, c->parent, c->name);
 }
 
 /*
@@ -105,17 +105,17 @@ void watch_apply(const struct watch_change *c)
  * kernel caches (the connection's epoch, kernel >= 6.16 with libfuse >=
  * 3.18; without it names stay cached until their timeout, docs/design.md).
  */
-void watch_overflow(void)
+void watch_overflow(struct accelfs *fs)
 {
 	fuse_ino_t *ids;
-	size_t n = inode_all_ids(&ids);
+	size_t n = inode_all_ids(fs, &ids);
 
 	__atomic_add_fetch(&watch_counters.overflows, 1, __ATOMIC_RELAXED);
 #if FUSE_MAJOR_VERSION > 3 || (FUSE_MAJOR_VERSION == 3 && FUSE_MINOR_VERSION >= 18)
-	counted(INVAL_ALL, 0, fuse_lowlevel_notify_increment_epoch(accelfs.se));
+	counted(INVAL_ALL, 0, fuse_lowlevel_notify_increment_epoch(fs->se));
 #endif
 	for (size_t i = 0; ids && i < n; i++)
-		inval_inode(ids[i], true);
+		inval_inode(fs, ids[i], true);
 	free(ids);
 	open_files_foreach(mark_changed, NULL);
 }

@@ -64,7 +64,7 @@ static uint64_t realtime_ns(void)
  */
 void wb_open(struct open_file *of, int deferred_attr, int sync_attr)
 {
-	const struct accelfs_opts *o = &accelfs.opts;
+	const struct accelfs_opts *o = &of->fs->opts;
 	bool on = deferred_attr < 0 ? o->deferred_write : deferred_attr == 1;
 	bool writes = (of->flags & O_ACCMODE) != O_RDONLY;
 	/* the descriptor's own flags: open_backing may have fallen back to O_WRONLY */
@@ -208,12 +208,12 @@ static bool wb_pending(struct open_file *of)
  * another mount's: kept in its pool slot (pool_dirty_end_set), which is
  * the only copy, so every node and every mount sees the same. 0: none.
  */
-static uint64_t deferred_end(uint64_t dev, uint64_t ino, int64_t *mt)
+static uint64_t deferred_end(struct accelfs *fs, uint64_t dev, uint64_t ino, int64_t *mt)
 {
 	uint64_t end = 0;
 
 	*mt = 0;
-	if (!accelfs.pool || !pool_dirty_end_peek(accelfs.pool, dev, ino, &end, mt))
+	if (!fs->pool || !pool_dirty_end_peek(fs->pool, dev, ino, &end, mt))
 		return 0;
 	return end;
 }
@@ -222,16 +222,16 @@ uint64_t wb_end(struct open_file *of)
 {
 	int64_t mt;
 
-	return deferred_end(of->id.dev, of->id.ino, &mt);
+	return deferred_end(of->fs, of->id.dev, of->id.ino, &mt);
 }
 
 /* Deferred bytes make the file longer or newer than SOURCE says, in every mount. */
-void wb_fix_attr(struct stat *st)
+void wb_fix_attr(struct accelfs *fs, struct stat *st)
 {
 	int64_t mt;
 	uint64_t size;
 
-	if (!S_ISREG(st->st_mode) || !(size = deferred_end(st->st_dev, st->st_ino, &mt)))
+	if (!S_ISREG(st->st_mode) || !(size = deferred_end(fs, st->st_dev, st->st_ino, &mt)))
 		return;
 	if (size > (uint64_t)st->st_size)
 		st->st_size = (off_t)size;
@@ -254,7 +254,7 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	ssize_t ret;
 
 	/* only small writes: a bucket or more is a large I/O already */
-	if (!of->defer || !size || size >= pool_bucket_size(accelfs.pool))
+	if (!of->defer || !size || size >= pool_bucket_size(of->fs->pool))
 		return -EAGAIN;
 	if (in->count - in->idx == 1 && !(in->buf[in->idx].flags & FUSE_BUF_IS_FD) && !in->off) {
 		data = in->buf[in->idx].mem;
@@ -292,7 +292,7 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	 * bucket says nothing about the rest of it (with sync=relaxed that was
 	 * one backend write per record in the last page of every bucket). An
 	 * error waits for fsync/close. */
-	bsize = pool_bucket_size(accelfs.pool);
+	bsize = pool_bucket_size(of->fs->pool);
 	if (ret >= 0 && (uint64_t)off == of->wb_next && end / bsize > (uint64_t)off / bsize)
 		flush_some_locked(of, UINT64_MAX, end / bsize);
 	if (ret >= 0)
@@ -322,7 +322,7 @@ static int flush_some_locked(struct open_file *of, uint64_t before, uint64_t lim
 		if (!__atomic_compare_exchange_n(&n->wb_err, &zero, ret, false, __ATOMIC_RELAXED,
 						 __ATOMIC_RELAXED))
 			return ret;
-		if (pool_guard_broken(accelfs.pool)) /* the bytes went with the segment */
+		if (pool_guard_broken(of->fs->pool)) /* the bytes went with the segment */
 			log_msg(LOG_ERR,
 				"inode %llu: deferred bytes lost with the broken pool; reported "
 				"at next fsync or close",
@@ -458,8 +458,9 @@ static void flush_every(struct open_file *of, void *arg)
 }
 
 /* At unmount and SIGTERM: everything deferred goes to SOURCE. */
-void wb_flush_all(void)
+void wb_flush_all(struct accelfs *fs)
 {
+	(void)fs;
 	open_files_foreach_pinned(OPEN_FILES_DEFERRED, flush_every, NULL);
 }
 
@@ -511,16 +512,16 @@ static void check_written(struct open_file *of, void *arg)
 		lost_write_note(of, -errno);
 }
 
-static void relaxed_sync(int src_fd, uint64_t *last)
+static void relaxed_sync(struct accelfs *fs, int src_fd, uint64_t *last)
 {
 	uint64_t debt = __atomic_load_n(&relaxed_debt, __ATOMIC_ACQUIRE), now = now_ns();
 
-	if (!debt || src_fd < 0 || now - *last < (uint64_t)(accelfs.opts.flush_interval * 5e8))
+	if (!debt || src_fd < 0 || now - *last < (uint64_t)(fs->opts.flush_interval * 5e8))
 		return;
 	__atomic_sub_fetch(&relaxed_debt, debt, __ATOMIC_RELAXED);
 	open_files_foreach_pinned(OPEN_FILES_DEFERRED, flush_every, NULL);
 	if (syncfs(src_fd)) {
-		log_msg(LOG_WARNING, "sync=relaxed: syncfs of %s: %s", accelfs.source_real,
+		log_msg(LOG_WARNING, "sync=relaxed: syncfs of %s: %s", fs->source_real,
 			strerror(errno));
 		/* whose: reported at their next fsync and writer's close */
 		open_files_foreach_pinned(OPEN_FILES_WRITTEN, check_written, NULL);
@@ -530,12 +531,12 @@ static void relaxed_sync(int src_fd, uint64_t *last)
 
 static void *flusher_main(void *arg)
 {
-	uint64_t period = (uint64_t)(accelfs.opts.flush_interval * 1e9 / 4), last_sync = 0;
+	struct accelfs *fs = arg;
+	uint64_t period = (uint64_t)(fs->opts.flush_interval * 1e9 / 4), last_sync = 0;
 	unsigned int ticks = 0;
 	/* a descriptor syncfs takes (not O_PATH) */
-	int src_fd = open(accelfs.source_real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int src_fd = open(fs->source_real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	(void)arg;
 	pthread_mutex_lock(&flusher_lock);
 	while (!flusher_stop) {
 		struct timespec ts;
@@ -549,11 +550,11 @@ static void *flusher_main(void *arg)
 		if (flusher_stop)
 			break;
 		pthread_mutex_unlock(&flusher_lock);
-		before = realtime_ns() - (uint64_t)(accelfs.opts.flush_interval * 1e9);
+		before = realtime_ns() - (uint64_t)(fs->opts.flush_interval * 1e9);
 		open_files_foreach_pinned(OPEN_FILES_DEFERRED, flush_old, &before);
-		relaxed_sync(src_fd, &last_sync);
-		if (++ticks % 16 == 0 && accelfs.pool)
-			pool_recover_all(accelfs.pool, wb_recover_log, NULL);
+		relaxed_sync(fs, src_fd, &last_sync);
+		if (++ticks % 16 == 0 && fs->pool)
+			pool_recover_all(fs->pool, wb_recover_log, NULL);
 		pthread_mutex_lock(&flusher_lock);
 	}
 	pthread_mutex_unlock(&flusher_lock);
@@ -562,16 +563,16 @@ static void *flusher_main(void *arg)
 	return NULL;
 }
 
-int wb_start(void)
+int wb_start(struct accelfs *fs)
 {
 	owner = (uint32_t)getpid();
-	if (!accelfs.pool)
+	if (!fs->pool)
 		return 0;
 	/* what a dead daemon deferred goes to SOURCE first (and at an open of its file) */
-	pool_recover_all(accelfs.pool, wb_recover_log, NULL);
+	pool_recover_all(fs->pool, wb_recover_log, NULL);
 	/* also without deferred write: sync=relaxed (per mount, or a file's
 	 * attribute) needs its background sync */
-	if (pthread_create(&flusher, NULL, flusher_main, NULL))
+	if (pthread_create(&flusher, NULL, flusher_main, fs))
 		return -EAGAIN;
 	flusher_running = true;
 	return 0;
