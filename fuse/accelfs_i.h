@@ -59,6 +59,7 @@
 #include "backend.h"
 #include "options.h"
 #include "pool.h"
+#include "watch_state.h"
 
 /* A node's place in the descriptor cache's clock ring (inode.c). */
 struct fd_link {
@@ -153,7 +154,7 @@ struct handle_link {
 
 /* One open file: its own backing descriptor, so file status flags stay per open. */
 struct open_file {
-	struct handle_link link; /* under the open file list lock (ops_file.c) */
+	struct handle_link link; /* under the mount's open file list lock (fs->files) */
 	struct accelfs *fs;	 /* the mount it is open on; immutable */
 	struct inode *inode;	 /* the node it was opened on (holds a kernel reference) */
 	int fd;
@@ -185,10 +186,73 @@ struct open_file {
 };
 
 struct dir_handle {
-	struct handle_link link; /* under the directory list lock (ops_dir.c) */
+	struct handle_link link; /* under the mount's directory list lock (fs->dirs) */
 	DIR *dp;
 	struct dirent *entry; /* read but not yet returned to the kernel */
 	off_t offset;
+};
+
+/* The nodes the kernel holds, hashed on (st_dev, st_ino) (inode.c). */
+/* The mount's open files (open_files.h): a handle_link list of struct open_file. */
+struct open_files {
+	struct handle_link head;
+	pthread_mutex_t lock; /* the list, each handle's busy */
+	pthread_cond_t idle;  /* a handle's busy fell */
+};
+
+/* Lock owners' descriptors (ops_lock.c, locks=forward), hashed on (node, owner). */
+#define LOCK_OWNER_BUCKETS 256
+struct lock_owner;
+struct lock_owners {
+	pthread_mutex_t lock; /* the table, each owner's refs */
+	struct lock_owner *buckets[LOCK_OWNER_BUCKETS];
+	unsigned int count; /* atomic: a FLUSH with none skips the table */
+};
+
+/* The mount's open directories (ops_dir.c), and what INIT settled for them. */
+struct open_dirs {
+	struct handle_link head;
+	pthread_mutex_t lock; /* the list */
+	bool no_opendir_ok;   /* set at INIT (atomic): the kernel may open directories itself */
+	bool no_opendir;      /* it was told so, logged once (atomic: any worker may) */
+};
+
+struct readahead;
+
+/* The mount's flusher thread (writeback.c). */
+struct wb_flusher {
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t lock; /* stop, with cond */
+	pthread_cond_t cond;
+	bool stop;
+	/*
+	 * sync=relaxed: fsync(2) returns at once, and the flusher's next
+	 * background sync (relaxed_sync) makes what it covered durable: a power
+	 * cut loses at most about flush_interval of what relaxed fsyncs
+	 * acknowledged. The count of syncs owed; atomic.
+	 */
+	uint64_t relaxed_debt;
+};
+
+/* The table's second index, file handle -> node (inode_fh.c). */
+struct fh_index {
+	pthread_mutex_t lock; /* the index lock: protects the fields below */
+	struct inode **tab;   /* chains through fhnext */
+	size_t size;	      /* power of two, 0 before the first add */
+	size_t count;
+	struct file_handle *root; /* SOURCE's root; set before the watcher starts */
+};
+
+struct inode_table {
+	pthread_mutex_t lock; /* the table lock: protects the fields below but fh */
+	struct inode **slots; /* chains through hnext */
+	size_t size;	      /* power of two */
+	size_t count;
+	struct inode *retired; /* retired nodes the kernel still holds, via hnext */
+	/* set once before serving (inode_set_free_hook), then read only */
+	void (*free_hook)(struct accelfs *fs, struct inode *n);
+	struct fh_index fh;
 };
 
 struct accelfs {
@@ -196,6 +260,14 @@ struct accelfs {
 	char *source_real;     /* canonical SOURCE path */
 	char *mountpoint_real; /* canonical MOUNTPOINT path */
 	struct inode root;
+	struct inode_table inodes; /* every node but the root */
+	struct open_files files;
+	struct open_dirs dirs;
+	struct lock_owners owners;
+	struct readahead *ra; /* readahead_io.c's, while it runs; else NULL */
+	struct wb_flusher flusher;
+	bool closing;	    /* atomic: past shutdown's final sync, nothing new is acknowledged */
+	struct watch watch; /* the watcher's (watch_state.h) */
 	/* The buffer cache's pool (cache_io.c opens and closes it before and
 	 * after serving; read without a lock), NULL when the cache is off. */
 	struct pool *pool;
@@ -235,7 +307,7 @@ bool inode_take_stale(struct accelfs *fs, const struct stat *st);
 void inode_unref(struct accelfs *fs, struct inode *inode, uint64_t n);
 /* Called with each node the table frees, before it goes (the watcher's
  * inotify watch); set once before serving. */
-void inode_set_free_hook(void (*fn)(struct inode *n));
+void inode_set_free_hook(struct accelfs *fs, void (*fn)(struct accelfs *fs, struct inode *n));
 /* The backing state the kernel knows, under inode->lock. */
 /* The timeouts a failing watcher shortens while workers reply (watch.c): read atomically. */
 static inline double opt_entry_timeout(struct accelfs *fs)
@@ -286,15 +358,16 @@ static inline const char *proc_fd_path(int fd, char *buf)
 }
 
 /* inode_fh.c: file handle -> node id, for the watcher (see there) */
-void inode_fh_add(struct inode *n);
-void inode_fh_del(struct inode *n);
+void inode_fh_add(struct inode_table *t, struct inode *n);
+void inode_fh_del(struct inode_table *t, struct inode *n);
 /* Remember SOURCE root's handle; 0 or -ENOMEM. */
-int inode_fh_set_root(const struct file_handle *fh);
+int inode_fh_set_root(struct inode_table *t, const struct file_handle *fh);
 /* The node id with handle @fh (FUSE_ROOT_ID for the root), or 0: none known;
  * @changed: mark the node changed_outside; *@pt_writer (if not NULL): its
  * pt_writer, read while the node cannot go (else left alone). */
-fuse_ino_t inode_fh_find(const struct file_handle *fh, bool changed, pid_t *pt_writer);
-void inode_fh_destroy(void);
+fuse_ino_t inode_fh_find(struct inode_table *t, const struct file_handle *fh, bool changed,
+			 pid_t *pt_writer);
+void inode_fh_destroy(struct inode_table *t);
 /* inode.c, for the watcher: the node id of (@dev, @ino), or 0: none known;
  * @changed: mark the node changed_outside. */
 fuse_ino_t inode_find_id(struct accelfs *fs, dev_t dev, ino_t ino, bool changed);
@@ -424,7 +497,7 @@ int wb_close(struct open_file *of);
 void wb_last_close(struct open_file *of);
 void wb_last_handle(struct inode *n);
 int wb_flush_now(struct open_file *of);
-void wb_flush_file(const struct inode *n);
+void wb_flush_file(struct accelfs *fs, const struct inode *n);
 int wb_write_through_begin(struct open_file *of);
 void wb_write_through_end(struct open_file *of);
 int wb_fsync_relaxed(struct open_file *of);
@@ -434,11 +507,11 @@ int wb_start(struct accelfs *fs);
 /* Log one line for a file whose dead daemon's deferred bytes were recovered or dropped. */
 struct pool_recover_note;
 void wb_recover_log(void *arg, const struct pool_recover_note *n);
-void wb_stop(void);
+void wb_stop(struct accelfs *fs);
 void wb_flush_all(struct accelfs *fs);
 /* readahead_io.c: adaptive read-ahead into the pool (see there) */
 int readahead_io_start(struct accelfs *fs);
-void readahead_io_stop(void);
+void readahead_io_stop(struct accelfs *fs);
 void cache_io_readahead(struct open_file *of, uint64_t off, size_t len);
 
 /* ops_lock.c: locks taken on SOURCE (locks=forward; see there) */
@@ -451,7 +524,7 @@ void lock_release_handle(struct open_file *of);
 /* shutdown.c: before the session ends (see there) */
 void shutdown_sync(struct accelfs *fs);
 /* Past the final sync: writes and writable opens are refused (-EIO), else 0. */
-int shutdown_refuse(const struct inode *n, const char *what);
+int shutdown_refuse(struct accelfs *fs, const struct inode *n, const char *what);
 
 /* bdi.c: raise the mount's read-ahead and dirty share (root only) */
 void bdi_tune(struct accelfs *fs);

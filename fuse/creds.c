@@ -45,13 +45,14 @@ struct groups_entry {
 	gid_t list[CREDS_GROUPS_MAX];
 };
 
-/* Per thread: no lock. */
+/* Per thread by nature (a worker's fsuid is its own): no lock. */
 static __thread struct groups_entry groups_cache[CREDS_CACHE_SLOTS];
 static __thread unsigned int groups_next;	    /* slot to replace next */
 static __thread bool switched;			    /* creds_enter() changed this thread */
 static __thread const struct groups_entry *current; /* whose credentials, while switched */
 
-/* The daemon's own identity, set once (creds_once) and then read-only. */
+/* The daemon's own identity, set once (creds_once) and then read-only:
+ * process-wide by nature, the credentials are the process's. */
 static pthread_once_t creds_once = PTHREAD_ONCE_INIT;
 static bool daemon_root;
 static uid_t daemon_uid;

@@ -51,6 +51,8 @@
 #define FD_BATCH 64	   /* descriptors closed per cache lock hold */
 #define MOUNTS_MAX 64	   /* backing mounts below SOURCE with handles */
 
+/* Process-wide by nature: the descriptors are the process's (RLIMIT_NOFILE),
+ * so is the cache that bounds them, and its reaper thread. */
 static bool use_handles;       /* set at init, then read only */
 static char fallback_why[160]; /* why not, for the mount's log line */
 static size_t fd_cache_max;    /* set at init, then read only */
@@ -426,7 +428,7 @@ bool fd_cache_handle_equal(const struct file_handle *a, const struct file_handle
 }
 
 /* Can the daemon open SOURCE's handles? Else say why, for the log. */
-static void handles_probe(int root_fd)
+static void handles_probe(int root_fd, struct inode_table *t)
 {
 	struct fh_buf fh;
 	int id, mfd, fd, err;
@@ -448,7 +450,7 @@ static void handles_probe(int root_fd)
 		return;
 	}
 	close(fd);
-	if (inode_fh_set_root(&fh.h)) {
+	if (inode_fh_set_root(t, &fh.h)) {
 		snprintf(fallback_why, sizeof(fallback_why), "out of memory");
 		close(mfd);
 		return;
@@ -495,7 +497,7 @@ void fd_cache_init(struct accelfs *fs)
 {
 	reap_deleted = !shared_mode(fs); /* settled before the table is made */
 	fd_cache_size();
-	handles_probe(fs->root.fd);
+	handles_probe(fs->root.fd, &fs->inodes);
 }
 
 void fd_cache_destroy(void)

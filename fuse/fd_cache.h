@@ -24,7 +24,8 @@ struct fh_buf {
 };
 
 /* At @fs's table init: the cache's size from RLIMIT_NOFILE, and whether
- * SOURCE's handles work (tried on its root). */
+ * SOURCE's handles work (tried on its root, whose handle goes to the
+ * table's index). */
 void fd_cache_init(struct accelfs *fs);
 /* At table destroy: the reaper stopped, the handle mounts closed. */
 void fd_cache_destroy(void);

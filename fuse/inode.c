@@ -28,14 +28,6 @@
 #include "accelfs_i.h"
 #include "fd_cache.h"
 
-/* Set once before serving (inode_set_free_hook), then read only. */
-static void (*free_hook)(struct inode *n);
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct inode **table;  /* under table_lock */
-static size_t table_size;     /* power of two; under table_lock */
-static size_t table_count;    /* under table_lock */
-static struct inode *retired; /* retired nodes the kernel still holds, via hnext; table_lock */
-
 static size_t slot_of(dev_t dev, ino_t ino, size_t size)
 {
 	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^ (uint64_t)dev * 0xc2b2ae3d27d4eb4fULL;
@@ -45,9 +37,11 @@ static size_t slot_of(dev_t dev, ino_t ino, size_t size)
 
 int inode_table_init(struct accelfs *fs)
 {
-	table_size = 4096;
-	table = calloc(table_size, sizeof(*table));
-	if (!table)
+	struct inode_table *t = &fs->inodes;
+
+	t->size = 4096;
+	t->slots = calloc(t->size, sizeof(*t->slots));
+	if (!t->slots)
 		return -ENOMEM;
 	fd_cache_init(fs);
 	return 0;
@@ -71,42 +65,42 @@ static void inode_free(struct inode *n)
 
 void inode_table_destroy(struct accelfs *fs)
 {
+	struct inode_table *t = &fs->inodes;
 	size_t i;
 
-	(void)fs;
 	fd_cache_destroy();
-	inode_fh_destroy();
-	for (i = 0; i < table_size; i++) {
+	inode_fh_destroy(t);
+	for (i = 0; i < t->size; i++) {
 		struct inode *n, *next;
 
-		for (n = table[i]; n; n = next) {
+		for (n = t->slots[i]; n; n = next) {
 			next = n->hnext;
 			inode_free(n);
 		}
 	}
-	while (retired) {
-		struct inode *n = retired;
+	while (t->retired) {
+		struct inode *n = t->retired;
 
-		retired = n->hnext;
+		t->retired = n->hnext;
 		inode_free(n);
 	}
-	free(table);
-	table = NULL;
-	table_count = 0;
+	free(t->slots);
+	t->slots = NULL;
+	t->count = 0;
 }
 
 /* Double the table; on allocation failure keep the old one (chains just grow). */
-static void table_grow(void)
+static void table_grow(struct inode_table *t)
 {
-	size_t i, nsize = table_size * 2;
+	size_t i, nsize = t->size * 2;
 	struct inode **nt = calloc(nsize, sizeof(*nt));
 
 	if (!nt)
 		return;
-	for (i = 0; i < table_size; i++) {
+	for (i = 0; i < t->size; i++) {
 		struct inode *n, *next;
 
-		for (n = table[i]; n; n = next) {
+		for (n = t->slots[i]; n; n = next) {
 			size_t s = slot_of(n->dev, n->ino, nsize);
 
 			next = n->hnext;
@@ -114,9 +108,9 @@ static void table_grow(void)
 			nt[s] = n;
 		}
 	}
-	free(table);
-	table = nt;
-	table_size = nsize;
+	free(t->slots);
+	t->slots = nt;
+	t->size = nsize;
 }
 
 struct inode *inode_get(struct accelfs *fs, fuse_ino_t ino)
@@ -126,11 +120,11 @@ struct inode *inode_get(struct accelfs *fs, fuse_ino_t ino)
 	return (struct inode *)(uintptr_t)ino;
 }
 
-static struct inode *find_locked(dev_t dev, ino_t ino)
+static struct inode *find_locked(struct inode_table *t, dev_t dev, ino_t ino)
 {
 	struct inode *n;
 
-	for (n = table[slot_of(dev, ino, table_size)]; n; n = n->hnext)
+	for (n = t->slots[slot_of(dev, ino, t->size)]; n; n = n->hnext)
 		if (n->dev == dev && n->ino == ino)
 			return n;
 	return NULL;
@@ -233,32 +227,32 @@ static bool must_retire(struct accelfs *fs, struct inode *n, const struct stat *
 	return retire;
 }
 
-static void unlink_locked(struct inode *n)
+static void unlink_locked(struct inode_table *t, struct inode *n)
 {
-	struct inode **pp = &table[slot_of(n->dev, n->ino, table_size)];
+	struct inode **pp = &t->slots[slot_of(n->dev, n->ino, t->size)];
 
-	inode_fh_del(n);
+	inode_fh_del(t, n);
 	for (; *pp; pp = &(*pp)->hnext) {
 		if (*pp == n) {
 			*pp = n->hnext;
-			table_count--;
+			t->count--;
 			return;
 		}
 	}
 }
 
 /* Table lock held: @n no longer stands for its name; freed when the kernel forgets it. */
-static void retire_locked(struct inode *n)
+static void retire_locked(struct inode_table *t, struct inode *n)
 {
-	unlink_locked(n);
+	unlink_locked(t, n);
 	n->retired = true;
-	n->hnext = retired;
-	retired = n;
+	n->hnext = t->retired;
+	t->retired = n;
 }
 
 /* Table lock held: insert a new node for @fd/@st; NULL on ENOMEM. */
-static struct inode *insert_locked(int fd, const struct stat *st, const struct file_handle *fh,
-				   int mount_fd)
+static struct inode *insert_locked(struct inode_table *t, int fd, const struct stat *st,
+				   const struct file_handle *fh, int mount_fd)
 {
 	struct inode *n = inode_new(fd, st, fh, mount_fd);
 	size_t s;
@@ -266,17 +260,18 @@ static struct inode *insert_locked(int fd, const struct stat *st, const struct f
 	if (!n)
 		return NULL;
 	n->nlookup = 1;
-	if (++table_count > table_size * 2)
-		table_grow();
-	s = slot_of(n->dev, n->ino, table_size);
-	n->hnext = table[s];
-	table[s] = n;
-	inode_fh_add(n);
+	if (++t->count > t->size * 2)
+		table_grow(t);
+	s = slot_of(n->dev, n->ino, t->size);
+	n->hnext = t->slots[s];
+	t->slots[s] = n;
+	inode_fh_add(t, n);
 	return n;
 }
 
 struct inode *inode_ref(struct accelfs *fs, int fd, const struct stat *st, int *err)
 {
+	struct inode_table *t = &fs->inodes;
 	struct fh_buf fhb;
 	int mount_fd = -1;
 	const struct file_handle *fh;
@@ -287,22 +282,22 @@ struct inode *inode_ref(struct accelfs *fs, int fd, const struct stat *st, int *
 		return &fs->root;
 	}
 	fh = fd_cache_handle_of(fd, st->st_mode & S_IFMT, &fhb, &mount_fd) ? &fhb.h : NULL;
-	pthread_mutex_lock(&table_lock);
-	n = find_locked(st->st_dev, st->st_ino);
+	pthread_mutex_lock(&t->lock);
+	n = find_locked(t, st->st_dev, st->st_ino);
 	/* Another handle: the inode number was freed and reused by a new file. */
 	if (n && (!fd_cache_handle_equal(n->fh, fh) || must_retire(fs, n, st))) {
-		retire_locked(n);
+		retire_locked(t, n);
 		n = NULL;
 	}
 	if (n) {
 		n->nlookup++;
-		pthread_mutex_unlock(&table_lock);
+		pthread_mutex_unlock(&t->lock);
 		fd_cache_adopt(n, fd);
 		inode_note_mode(n, st);
 		return n;
 	}
-	n = insert_locked(fd, st, fh, mount_fd);
-	pthread_mutex_unlock(&table_lock);
+	n = insert_locked(t, fd, st, fh, mount_fd);
+	pthread_mutex_unlock(&t->lock);
 	if (!n) {
 		close(fd);
 		*err = ENOMEM;
@@ -314,19 +309,20 @@ struct inode *inode_ref(struct accelfs *fs, int fd, const struct stat *st, int *
 
 struct inode *inode_ref_known(struct accelfs *fs, const struct stat *st)
 {
+	struct inode_table *t = &fs->inodes;
 	struct inode *n;
 
 	if (st->st_dev == fs->root.dev && st->st_ino == fs->root.ino)
 		return &fs->root;
-	pthread_mutex_lock(&table_lock);
-	n = find_locked(st->st_dev, st->st_ino);
+	pthread_mutex_lock(&t->lock);
+	n = find_locked(t, st->st_dev, st->st_ino);
 	if (n && must_retire(fs, n, st)) { /* as inode_ref() would: must_retire consumes */
-		retire_locked(n);
+		retire_locked(t, n);
 		n = NULL;
 	}
 	if (n)
 		n->nlookup++; /* held: it cannot be freed while we look at its descriptor */
-	pthread_mutex_unlock(&table_lock);
+	pthread_mutex_unlock(&t->lock);
 	if (!n)
 		return NULL;
 	/* Open now, so open since before @st was taken: a closed one is reopened
@@ -341,85 +337,88 @@ struct inode *inode_ref_known(struct accelfs *fs, const struct stat *st)
 
 bool inode_take_stale(struct accelfs *fs, const struct stat *st)
 {
+	struct inode_table *t = &fs->inodes;
 	struct inode *n;
 	bool stale = false;
 
-	(void)fs;
-	pthread_mutex_lock(&table_lock);
-	n = find_locked(st->st_dev, st->st_ino);
+	pthread_mutex_lock(&t->lock);
+	n = find_locked(t, st->st_dev, st->st_ino);
 	if (n)
 		stale = __atomic_exchange_n(&n->stale, false, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&table_lock);
+	pthread_mutex_unlock(&t->lock);
 	return stale;
 }
 
 void inode_unref(struct accelfs *fs, struct inode *n, uint64_t count)
 {
+	struct inode_table *t = &fs->inodes;
+
 	if (n == &fs->root)
 		return;
-	pthread_mutex_lock(&table_lock);
+	pthread_mutex_lock(&t->lock);
 	if (count > n->nlookup)
 		count = n->nlookup; /* never underflow on a confused kernel */
 	n->nlookup -= count;
 	if (n->nlookup) {
-		pthread_mutex_unlock(&table_lock);
+		pthread_mutex_unlock(&t->lock);
 		return;
 	}
 	if (!n->retired) {
-		unlink_locked(n);
+		unlink_locked(t, n);
 	} else {
 		struct inode **pp;
 
-		for (pp = &retired; *pp && *pp != n; pp = &(*pp)->hnext)
+		for (pp = &t->retired; *pp && *pp != n; pp = &(*pp)->hnext)
 			;
 		if (*pp)
 			*pp = n->hnext;
 	}
-	pthread_mutex_unlock(&table_lock);
-	if (free_hook) /* the watcher's: its inotify watch, before the node goes */
-		free_hook(n);
+	pthread_mutex_unlock(&t->lock);
+	if (t->free_hook) /* the watcher's: its inotify watch, before the node goes */
+		t->free_hook(fs, n);
 	inode_free(n);
 }
 
-void inode_set_free_hook(void (*fn)(struct inode *n))
+void inode_set_free_hook(struct accelfs *fs, void (*fn)(struct accelfs *fs, struct inode *n))
 {
-	free_hook = fn;
+	fs->inodes.free_hook = fn;
 }
 
 /* For the watchers (watch_ino.c, watch_inval.c): see accelfs_i.h. */
 fuse_ino_t inode_find_id(struct accelfs *fs, dev_t dev, ino_t ino, bool changed)
 {
+	struct inode_table *t = &fs->inodes;
 	struct inode *n;
 	fuse_ino_t id = 0;
 
 	if (dev == fs->root.dev && ino == fs->root.ino)
 		return FUSE_ROOT_ID;
-	pthread_mutex_lock(&table_lock);
-	n = find_locked(dev, ino);
+	pthread_mutex_lock(&t->lock);
+	n = find_locked(t, dev, ino);
 	if (n) {
 		id = (fuse_ino_t)(uintptr_t)n;
 		if (changed)
 			__atomic_store_n(&n->changed_outside, true, __ATOMIC_RELAXED);
 	}
-	pthread_mutex_unlock(&table_lock);
+	pthread_mutex_unlock(&t->lock);
 	return id;
 }
 
 size_t inode_all_ids(struct accelfs *fs, fuse_ino_t **out)
 {
+	struct inode_table *t = &fs->inodes;
 	fuse_ino_t *ids;
 	size_t cnt = 0;
 
-	(void)fs;
-	pthread_mutex_lock(&table_lock);
-	ids = malloc((table_count + 1) * sizeof(*ids));
+	pthread_mutex_lock(&t->lock);
+	ids = malloc((t->count + 1) * sizeof(*ids));
 	if (ids) {
 		ids[cnt++] = FUSE_ROOT_ID;
-		for (size_t i = 0; i < table_size; i++)
-			for (struct inode *n = table[i]; n; n = n->hnext)
+		for (size_t i = 0; i < t->size; i++)
+			for (struct inode *n = t->slots[i]; n; n = n->hnext)
 				ids[cnt++] = (fuse_ino_t)(uintptr_t)n;
 	}
-	pthread_mutex_unlock(&table_lock);
+	pthread_mutex_unlock(&t->lock);
 	*out = ids;
 	return cnt;
 }

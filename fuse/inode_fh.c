@@ -10,20 +10,14 @@
  * dereferences: a caller may use an id after the node was forgotten, and the
  * kernel answers a notification about an unknown id with ENOENT.
  *
- * Its lock (index_lock) is a leaf: inode.c adds and removes nodes under the
- * table lock (table lock -> index_lock); the watcher takes it alone.
+ * Its lock (fh_index.lock, the table's) is a leaf: inode.c adds and removes nodes under the
+ * table lock (table lock -> index lock); the watcher takes it alone.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "accelfs_i.h"
-
-static pthread_mutex_t index_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct inode **index_tab;    /* chains through fhnext; index_lock */
-static size_t index_size;	    /* power of two, 0 before the first add; index_lock */
-static size_t index_count;	    /* index_lock */
-static struct file_handle *root_fh; /* SOURCE's root; set before the watcher starts */
 
 static size_t fh_slot(const struct file_handle *fh, size_t size)
 {
@@ -41,17 +35,17 @@ static bool fh_equal(const struct file_handle *a, const struct file_handle *b)
 }
 
 /* Double (or create) the index; on ENOMEM keep the old one (chains grow). */
-static void index_grow(void)
+static void index_grow(struct fh_index *x)
 {
-	size_t nsize = index_size ? index_size * 2 : 4096;
+	size_t nsize = x->size ? x->size * 2 : 4096;
 	struct inode **nt = calloc(nsize, sizeof(*nt));
 
 	if (!nt)
 		return;
-	for (size_t i = 0; i < index_size; i++) {
+	for (size_t i = 0; i < x->size; i++) {
 		struct inode *n, *next;
 
-		for (n = index_tab[i]; n; n = next) {
+		for (n = x->tab[i]; n; n = next) {
 			size_t s = fh_slot(n->fh, nsize);
 
 			next = n->fhnext;
@@ -59,67 +53,73 @@ static void index_grow(void)
 			nt[s] = n;
 		}
 	}
-	free(index_tab);
-	index_tab = nt;
-	index_size = nsize;
+	free(x->tab);
+	x->tab = nt;
+	x->size = nsize;
 }
 
-void inode_fh_add(struct inode *n)
+void inode_fh_add(struct inode_table *t, struct inode *n)
 {
+	struct fh_index *x = &t->fh;
 	size_t s;
 
 	if (!n->fh)
 		return;
-	pthread_mutex_lock(&index_lock);
-	if (index_count >= index_size * 2)
-		index_grow();
-	if (index_size) {
-		s = fh_slot(n->fh, index_size);
-		n->fhnext = index_tab[s];
-		index_tab[s] = n;
+	pthread_mutex_lock(&x->lock);
+	if (x->count >= x->size * 2)
+		index_grow(x);
+	if (x->size) {
+		s = fh_slot(n->fh, x->size);
+		n->fhnext = x->tab[s];
+		x->tab[s] = n;
 		n->fh_indexed = true;
-		index_count++;
+		x->count++;
 	}
-	pthread_mutex_unlock(&index_lock);
+	pthread_mutex_unlock(&x->lock);
 }
 
-void inode_fh_del(struct inode *n)
+void inode_fh_del(struct inode_table *t, struct inode *n)
 {
+	struct fh_index *x = &t->fh;
 	struct inode **pp;
 
 	if (!n->fh_indexed)
 		return;
-	pthread_mutex_lock(&index_lock);
-	for (pp = &index_tab[fh_slot(n->fh, index_size)]; *pp; pp = &(*pp)->fhnext) {
+	pthread_mutex_lock(&x->lock);
+	for (pp = &x->tab[fh_slot(n->fh, x->size)]; *pp; pp = &(*pp)->fhnext) {
 		if (*pp == n) {
 			*pp = n->fhnext;
-			index_count--;
+			x->count--;
 			break;
 		}
 	}
 	n->fh_indexed = false;
-	pthread_mutex_unlock(&index_lock);
+	pthread_mutex_unlock(&x->lock);
 }
 
-int inode_fh_set_root(const struct file_handle *fh)
+int inode_fh_set_root(struct inode_table *t, const struct file_handle *fh)
 {
-	root_fh = malloc(sizeof(*fh) + fh->handle_bytes);
-	if (!root_fh)
+	struct fh_index *x = &t->fh;
+
+	x->root = malloc(sizeof(*fh) + fh->handle_bytes);
+	if (!x->root)
 		return -ENOMEM;
-	memcpy(root_fh, fh, sizeof(*fh) + fh->handle_bytes);
+	memcpy(x->root, fh, sizeof(*fh) + fh->handle_bytes);
 	return 0;
 }
 
-fuse_ino_t inode_fh_find(const struct file_handle *fh, bool changed, pid_t *pt_writer)
+fuse_ino_t inode_fh_find(struct inode_table *t, const struct file_handle *fh, bool changed,
+			 pid_t *pt_writer)
 {
+	struct fh_index *x = &t->fh;
 	fuse_ino_t ino = 0;
 	struct inode *n;
 
-	if (root_fh && fh_equal(fh, root_fh))
+	if (x->root && fh_equal(fh, x->root))
 		return FUSE_ROOT_ID;
-	pthread_mutex_lock(&index_lock);
-	if (index_size)
-		for (n = index_tab[fh_slot(fh, index_size)]; n && !ino; n = n->fhnext)
+	pthread_mutex_lock(&x->lock);
+	if (x->size)
+		for (n = x->tab[fh_slot(fh, x->size)]; n && !ino; n = n->fhnext)
 			if (fh_equal(n->fh, fh)) {
 				ino = (fuse_ino_t)(uintptr_t)n;
 				/* indexed, so not freed (inode_fh_del comes first) */
@@ -130,17 +130,19 @@ fuse_ino_t inode_fh_find(const struct file_handle *fh, bool changed, pid_t *pt_w
 					*pt_writer =
 					    __atomic_load_n(&n->pt_writer, __ATOMIC_RELAXED);
 			}
-	pthread_mutex_unlock(&index_lock);
+	pthread_mutex_unlock(&x->lock);
 	return ino;
 }
 
-void inode_fh_destroy(void)
+void inode_fh_destroy(struct inode_table *t)
 {
-	pthread_mutex_lock(&index_lock);
-	free(index_tab);
-	index_tab = NULL;
-	index_size = index_count = 0;
-	pthread_mutex_unlock(&index_lock);
-	free(root_fh);
-	root_fh = NULL;
+	struct fh_index *x = &t->fh;
+
+	pthread_mutex_lock(&x->lock);
+	free(x->tab);
+	x->tab = NULL;
+	x->size = x->count = 0;
+	pthread_mutex_unlock(&x->lock);
+	free(x->root);
+	x->root = NULL;
 }

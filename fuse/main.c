@@ -154,7 +154,8 @@ static int check_fuse_device(void)
 	return 0; /* unprivileged: libfuse mounts through the set-uid fusermount3 */
 }
 
-/* Warnings about a degraded start, printed once the mount exists. */
+/* Warnings about a degraded start, printed once the mount exists (to the
+ * process's stderr, before it detaches: process-wide by nature). */
 static char warnings[3][512];
 
 static void warn_later(const char *fmt, ...)
@@ -311,7 +312,7 @@ static void *shutdown_thread(void *arg)
 	shutdown_sync(fs);
 	/* While the workers still serve: an invalidation of a file with dirty
 	 * pages makes the kernel write them back through us first. */
-	watch_stop();
+	watch_stop(fs);
 	fuse_session_exit(fs->se);
 	pthread_kill(main_thread, SIGUSR2);
 	return NULL;
@@ -471,9 +472,9 @@ static int run(struct accelfs *fs)
 		log_msg(LOG_WARNING, "cannot set up waits: an interrupted wait may last");
 	ret = serve(fs, fs->se) < 0 ? EXIT_RUNTIME : 0;
 	slow_stop();  /* every waiting request has its reply before the session goes */
-	watch_stop(); /* no notification may race the session's end */
-	readahead_io_stop();
-	wb_stop();
+	watch_stop(fs); /* no notification may race the session's end */
+	readahead_io_stop(fs);
+	wb_stop(fs);
 	log_msg(LOG_INFO, "unmounting %s", fs->mountpoint_real);
 out_unmount:
 	fuse_session_unmount(fs->se);
@@ -498,7 +499,15 @@ int main(int argc, char **argv)
 {
 	/* The daemon's state: every other file reaches it through a handle
 	 * (accelfs_i.h), the session's userdata first. */
-	static struct accelfs mount;
+	static struct accelfs mount = {
+		.inodes = { .lock = PTHREAD_MUTEX_INITIALIZER,
+			    .fh = { .lock = PTHREAD_MUTEX_INITIALIZER } },
+		.files = { .lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER },
+		.dirs = { .lock = PTHREAD_MUTEX_INITIALIZER },
+		.owners = { .lock = PTHREAD_MUTEX_INITIALIZER },
+		.flusher = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER },
+		.watch = WATCH_STATE_INIT,
+	};
 	struct accelfs *fs = &mount;
 	int ret = opts_parse(argc, argv, &fs->opts);
 
@@ -514,7 +523,7 @@ int main(int argc, char **argv)
 	umask(0); /* the kernel already applied the caller's umask to every mode */
 	log_init(&fs->opts);
 	ret = prepare(fs) ? EXIT_RUNTIME : run(fs);
-	watch_stop();
+	watch_stop(fs);
 	ops_file_release_all(fs);
 	ops_dir_release_all(fs);
 	inode_table_destroy(fs);

@@ -6,80 +6,85 @@
 
 #include "open_files.h"
 
-static struct handle_link open_files; /* list head */
-static pthread_mutex_t open_files_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t open_files_idle = PTHREAD_COND_INITIALIZER; /* a handle's busy fell */
-
 void open_files_add(struct open_file *of)
 {
-	handle_list_add(&open_files, &of->link, &open_files_lock);
+	struct open_files *l = &of->fs->files;
+
+	handle_list_add(&l->head, &of->link, &l->lock);
 }
 
 void open_files_remove(struct open_file *of)
 {
-	handle_list_del(&of->link, &open_files_lock);
-	pthread_mutex_lock(&open_files_lock);
+	struct open_files *l = &of->fs->files;
+
+	handle_list_del(&of->link, &l->lock);
+	pthread_mutex_lock(&l->lock);
 	while (of->busy) /* the flusher is writing it back: wait for it */
-		pthread_cond_wait(&open_files_idle, &open_files_lock);
-	pthread_mutex_unlock(&open_files_lock);
+		pthread_cond_wait(&l->idle, &l->lock);
+	pthread_mutex_unlock(&l->lock);
 }
 
-struct open_file *open_files_first(void)
+struct open_file *open_files_first(struct accelfs *fs)
 {
+	struct open_files *l = &fs->files;
 	struct open_file *of = NULL;
 
-	pthread_mutex_lock(&open_files_lock);
-	if (open_files.next && open_files.next != &open_files)
-		of = (struct open_file *)open_files.next;
-	pthread_mutex_unlock(&open_files_lock);
+	pthread_mutex_lock(&l->lock);
+	if (l->head.next && l->head.next != &l->head)
+		of = (struct open_file *)l->head.next;
+	pthread_mutex_unlock(&l->lock);
 	return of;
 }
 
-void open_files_foreach(void (*fn)(struct open_file *of, void *arg), void *arg)
+void open_files_foreach(struct accelfs *fs, void (*fn)(struct open_file *of, void *arg), void *arg)
 {
-	pthread_mutex_lock(&open_files_lock);
-	for (struct handle_link *h = open_files.next; h && h != &open_files; h = h->next)
+	struct open_files *l = &fs->files;
+
+	pthread_mutex_lock(&l->lock);
+	for (struct handle_link *h = l->head.next; h && h != &l->head; h = h->next)
 		fn((struct open_file *)h, arg);
-	pthread_mutex_unlock(&open_files_lock);
+	pthread_mutex_unlock(&l->lock);
 }
 
-/* open_files_lock held */
-static void unpin_locked(struct open_file **pinned, size_t n)
+/* l->lock held */
+static void unpin_locked(struct open_files *l, struct open_file **pinned, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		pinned[i]->busy--;
-	pthread_cond_broadcast(&open_files_idle);
+	pthread_cond_broadcast(&l->idle);
 }
 
-int open_files_fstat(struct inode *n, struct stat *st, int err)
+int open_files_fstat(struct accelfs *fs, struct inode *n, struct stat *st, int err)
 {
+	struct open_files *l = &fs->files;
 	struct open_file *pinned = NULL;
 
-	pthread_mutex_lock(&open_files_lock);
-	for (struct handle_link *h = open_files.next; h && h != &open_files; h = h->next)
+	pthread_mutex_lock(&l->lock);
+	for (struct handle_link *h = l->head.next; h && h != &l->head; h = h->next)
 		if (((struct open_file *)h)->inode == n) {
 			pinned = (struct open_file *)h;
 			pinned->busy++;
 			break;
 		}
-	pthread_mutex_unlock(&open_files_lock);
+	pthread_mutex_unlock(&l->lock);
 	if (!pinned)
 		return err;
 	err = fstat(pinned->fd, st) ? -errno : 0;
-	pthread_mutex_lock(&open_files_lock);
-	unpin_locked(&pinned, 1);
-	pthread_mutex_unlock(&open_files_lock);
+	pthread_mutex_lock(&l->lock);
+	unpin_locked(l, &pinned, 1);
+	pthread_mutex_unlock(&l->lock);
 	return err;
 }
 
-void open_files_foreach_pinned(enum open_files_which which,
+void open_files_foreach_pinned(struct accelfs *fs, enum open_files_which which,
 			       void (*fn)(struct open_file *of, void *arg), void *arg)
 {
+	struct open_files *l = &fs->files;
 	struct open_file **pinned = NULL;
 	size_t n = 0, cap = 0;
 
-	pthread_mutex_lock(&open_files_lock);
-	for (struct handle_link *h = open_files.next; h && h != &open_files; h = h->next) {
+	pthread_mutex_lock(&l->lock);
+	for (struct handle_link *h = l->head.next; h && h != &l->head; h = h->next) {
 		struct open_file *of = (struct open_file *)h;
 		bool *flag = which == OPEN_FILES_WRITTEN ? &of->wrote : &of->deferred;
 
@@ -97,11 +102,11 @@ void open_files_foreach_pinned(enum open_files_which which,
 		of->busy++;
 		pinned[n++] = of;
 	}
-	pthread_mutex_unlock(&open_files_lock);
+	pthread_mutex_unlock(&l->lock);
 	for (size_t i = 0; i < n; i++)
 		fn(pinned[i], arg);
-	pthread_mutex_lock(&open_files_lock);
-	unpin_locked(pinned, n);
-	pthread_mutex_unlock(&open_files_lock);
+	pthread_mutex_lock(&l->lock);
+	unpin_locked(l, pinned, n);
+	pthread_mutex_unlock(&l->lock);
 	free(pinned);
 }

@@ -141,6 +141,6 @@ void ops_fill(struct accelfs *fs, struct fuse_lowlevel_ops *ops)
 	ops_dir_fill(ops);
 	ops_xattr_fill(ops);
 	ops_lock_fill(fs, ops);
-	watch_echo_wrap(ops); /* inotify: the mount's own changes are noted */
+	watch_echo_wrap(fs, ops); /* inotify: the mount's own changes are noted */
 	reqstat_wrap(ops);    /* last: every request is counted, in one place */
 }

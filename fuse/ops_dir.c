@@ -52,20 +52,14 @@ static inline struct dir_handle *dh_of(struct fuse_file_info *fi)
 	return (struct dir_handle *)(uintptr_t)fi->fh;
 }
 
-static struct handle_link open_dirs; /* list head */
-static pthread_mutex_t open_dirs_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void dir_free(struct dir_handle *d)
+static void dir_free(struct accelfs *fs, struct dir_handle *d)
 {
-	handle_list_del(&d->link, &open_dirs_lock);
+	handle_list_del(&d->link, &fs->dirs.lock);
 	closedir(d->dp);
 	free(d);
 }
 
 #define DIR_CACHE_MIN_ENTRY_TIMEOUT 10.0 /* seconds */
-
-static bool no_opendir_ok; /* set at INIT (atomic): the kernel may open directories itself */
-static bool no_opendir;	   /* it was told so, logged once (atomic: any worker may) */
 
 void ops_dir_init(struct accelfs *fs, struct fuse_conn_info *conn)
 {
@@ -76,7 +70,7 @@ void ops_dir_init(struct accelfs *fs, struct fuse_conn_info *conn)
 	bool ok = (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) && kernel_checks &&
 		  fs->opts.kernel_cache != KERNEL_CACHE_NEVER;
 
-	__atomic_store_n(&no_opendir_ok, ok, __ATOMIC_RELAXED);
+	__atomic_store_n(&fs->dirs.no_opendir_ok, ok, __ATOMIC_RELAXED);
 	if (ok)
 		conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
 #else
@@ -94,7 +88,7 @@ static void dir_cache_policy(struct accelfs *fs, struct inode *n, int fd, struct
 
 	if (fs->opts.kernel_cache == KERNEL_CACHE_NEVER)
 		return;
-	if (watch_active() && watch_covers_dir(n)) {
+	if (watch_active(fs) && watch_covers_dir(fs, n)) {
 		fi->cache_readdir = fi->keep_cache = 1;
 		return;
 	}
@@ -113,8 +107,8 @@ static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	struct dir_handle *d;
 	int fd = -1, err, nfd;
 
-	if (__atomic_load_n(&no_opendir_ok, __ATOMIC_RELAXED) && watch_covers_all()) {
-		if (!__atomic_exchange_n(&no_opendir, true, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&fs->dirs.no_opendir_ok, __ATOMIC_RELAXED) && watch_covers_all(fs)) {
+		if (!__atomic_exchange_n(&fs->dirs.no_opendir, true, __ATOMIC_RELAXED))
 			log_msg(LOG_INFO, "directories: opened by the kernel without a request "
 					  "while the watcher runs");
 		fuse_reply_err(req, ENOSYS);
@@ -152,9 +146,9 @@ static void accel_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	}
 	fi->fh = (uintptr_t)d;
 	dir_cache_policy(fs, inode_get(fs, ino), fd, fi);
-	handle_list_add(&open_dirs, &d->link, &open_dirs_lock);
+	handle_list_add(&fs->dirs.head, &d->link, &fs->dirs.lock);
 	if (fuse_reply_open(req, fi) == -ENOENT)
-		dir_free(d);
+		dir_free(fs, d);
 }
 
 static bool is_dot_or_dotdot(const char *name)
@@ -347,10 +341,11 @@ static void accel_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 
 static void accel_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	struct dir_handle *d = dh_of(fi);
 
 	(void)ino;
-	dir_free(d);
+	dir_free(fs, d);
 	fuse_reply_err(req, 0);
 }
 
@@ -371,9 +366,8 @@ static void accel_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct 
 
 void ops_dir_release_all(struct accelfs *fs)
 {
-	(void)fs;
-	while (open_dirs.next && open_dirs.next != &open_dirs)
-		dir_free((struct dir_handle *)open_dirs.next);
+	while (fs->dirs.head.next && fs->dirs.head.next != &fs->dirs.head)
+		dir_free(fs, (struct dir_handle *)fs->dirs.head.next);
 }
 
 void ops_dir_fill(struct fuse_lowlevel_ops *ops)

@@ -36,7 +36,7 @@
  * (the kernel sends GETATTR_FH only from its read path), so an open
  * handle's descriptor answers where the node's own is stale.
  */
-static int stat_inode(struct inode *n, struct stat *st)
+static int stat_inode(struct accelfs *fs, struct inode *n, struct stat *st)
 {
 	int fd = inode_fd_get(n);
 	int ret =
@@ -44,7 +44,7 @@ static int stat_inode(struct inode *n, struct stat *st)
 
 	inode_fd_put(n, fd);
 	if ((ret == -ESTALE || ret == -ENOENT) && __atomic_load_n(&n->opens, __ATOMIC_RELAXED))
-		ret = open_files_fstat(n, st, ret);
+		ret = open_files_fstat(fs, n, st, ret);
 	return ret;
 }
 
@@ -171,7 +171,7 @@ static int lookup_name(struct accelfs *fs, fuse_ino_t parent, const char *name,
 		if (n) {
 			inode_fd_put(p, pfd);
 			entry_set(fs, e, n);
-			watch_entry(p, n, e);
+			watch_entry(fs, p, n, e);
 			return 0;
 		}
 	}
@@ -189,7 +189,7 @@ open_name:
 	}
 	err = entry_ref(fs, fd, e);
 	if (!err)
-		watch_entry(p, inode_get(fs, e->ino), e);
+		watch_entry(fs, p, inode_get(fs, e->ino), e);
 	return err;
 }
 
@@ -272,7 +272,7 @@ static void accel_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	if (fi)
 		ret = fstat(((struct open_file *)(uintptr_t)fi->fh)->fd, &st) ? -errno : 0;
 	else
-		ret = stat_inode(n, &st);
+		ret = stat_inode(fs, n, &st);
 	if (!ret) {
 		wb_fix_attr(fs, &st);
 		inode_note_mode(n, &st);
@@ -434,7 +434,7 @@ static int set_times(struct accelfs *fs, struct inode *n, int fd, const struct s
 	 * all passthrough (passthrough.c): no write-back of ours follows, and
 	 * the kernel's own writes after this must move the mtime as on a local
 	 * file system, so nothing is kept either. */
-	if (!ret && n->opens && !n->pt_opens && !stat_inode(n, st)) {
+	if (!ret && n->opens && !n->pt_opens && !stat_inode(fs, n, st)) {
 		if (tv[0].tv_nsec != UTIME_OMIT)
 			tv[0] = st->st_atim;
 		if (tv[1].tv_nsec != UTIME_OMIT)
@@ -499,7 +499,7 @@ static int kill_setid_as_daemon(fuse_req_t req, struct inode *n, struct open_fil
 	if (!(*valid & FUSE_SET_ATTR_MODE) || !fs->opts.default_permissions ||
 	    !creds_unprivileged(req))
 		return 0;
-	ret = of ? (fstat(of->fd, &st) ? -errno : 0) : stat_inode(n, &st);
+	ret = of ? (fstat(of->fd, &st) ? -errno : 0) : stat_inode(fs, n, &st);
 	if (ret)
 		return ret;
 	old = st.st_mode & 07777;
@@ -539,7 +539,7 @@ static int setattr_as_caller(fuse_req_t req, struct inode *n, struct open_file *
 	 * their write-back would move the mtime after it was set (tar) */
 	if (!ret && (valid & SET_ATTR_TIMES) && S_ISREG(n->type) &&
 	    __atomic_load_n(&n->opens, __ATOMIC_RELAXED))
-		wb_flush_file(n);
+		wb_flush_file(fs, n);
 	if (!ret)
 		ret = creds_enter(req);
 	if (!ret) {
@@ -599,7 +599,7 @@ static void accel_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 	}
 	ret = setattr_as_caller(req, n, of, attr, valid, &st);
 	if (!ret)
-		ret = stat_inode(n, &st);
+		ret = stat_inode(fs, n, &st);
 	else if (ret == 1)
 		ret = 0;
 	if (!ret) { /* the kernel now knows this state (see inode.c, must_retire) */

@@ -182,7 +182,7 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 	struct stat buf;
 	bool wanted, read;
 	/* past shutdown's final sync nothing written would reach SOURCE */
-	int ret = (fi->flags & O_ACCMODE) != O_RDONLY ? shutdown_refuse(n, "an open") : 0;
+	int ret = (fi->flags & O_ACCMODE) != O_RDONLY ? shutdown_refuse(fs, n, "an open") : 0;
 	uid_t uid = fuse_req_ctx(req)->uid; /* its share taken by the caller */
 
 	if (ret) {
@@ -400,7 +400,7 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	watch_entry(inode_get(fs, parent), inode_get(fs, e.ino), &e);
+	watch_entry(fs, inode_get(fs, parent), inode_get(fs, e.ino), &e);
 	xattr_caps_created(fs, inode_get(fs, e.ino)); /* the kernel asks before the first write */
 	ret = handle_new(req, inode_get(fs, e.ino), fd, &e.attr, true, fi);
 	if (ret) {
@@ -691,7 +691,7 @@ static void accel_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 {
 	struct open_file *of = fh_of(fi);
 	/* past shutdown's final sync: refused, not acknowledged and dropped */
-	ssize_t n = shutdown_refuse(of->inode, "a write");
+	ssize_t n = shutdown_refuse(of->fs, of->inode, "a write");
 
 	kernel_pages_note(fi);
 	if (n == 0) {
@@ -777,8 +777,7 @@ void ops_file_release_all(struct accelfs *fs)
 {
 	struct open_file *of;
 
-	(void)fs;
-	while ((of = open_files_first()))
+	while ((of = open_files_first(fs)))
 		handle_free(of, NULL);
 }
 

@@ -31,8 +31,8 @@
  * written under the lock it held before), and releasing one first writes
  * back what was deferred under it.
  *
- * Lock: owners_lock (the owner table, each owner's refs), a leaf, never held
- * across a system call.
+ * Lock: the mount's owner table lock (fs->owners.lock: the table, each
+ * owner's refs), a leaf, never held across a system call.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,23 +46,18 @@
 #include "shared.h"
 #include "slow.h"
 
-#define OWNER_BUCKETS 256
-
 /* One lock owner's descriptor on one file. */
 struct lock_owner {
-	struct lock_owner *next;     /* owners_lock: hash chain */
+	struct lock_owner *next;     /* its set's lock: hash chain */
+	struct lock_owners *set;     /* the mount's table it is in; immutable */
 	struct inode *inode;	     /* holds no reference: a handle of the file is open */
 	uint64_t owner;		     /* the kernel's lock owner id */
 	const struct open_file *via; /* the handle it was made through (OFD owners) */
 	int fd;			     /* the owner's locks are this descriptor's OFD locks */
-	unsigned int refs;	     /* owners_lock: the table's one while linked, waiters' */
-	bool linked;		     /* owners_lock: in the table */
+	unsigned int refs;	     /* set's lock: the table's one while linked, waiters' */
+	bool linked;		     /* set's lock: in the table */
 	pid_t pid;		     /* atomic: the process that asked for its last lock */
 };
-
-static struct lock_owner *owners[OWNER_BUCKETS];
-static pthread_mutex_t owners_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned int owners_count; /* atomic: a FLUSH with none skips the table */
 
 /* A request waiting for its lock in a thread of its own (slow.c). */
 struct lock_wait {
@@ -82,13 +77,13 @@ static unsigned int owner_hash(const struct inode *n, uint64_t owner)
 {
 	uint64_t h = ((uintptr_t)n >> 4) ^ owner * 0x9e3779b97f4a7c15ULL;
 
-	return (unsigned int)(h >> 32) % OWNER_BUCKETS;
+	return (unsigned int)(h >> 32) % LOCK_OWNER_BUCKETS;
 }
 
-/* owners_lock held: the owner's entry, or NULL. */
-static struct lock_owner *owner_lookup(const struct inode *n, uint64_t owner)
+/* @t's lock held: the owner's entry, or NULL. */
+static struct lock_owner *owner_lookup(struct lock_owners *t, const struct inode *n, uint64_t owner)
 {
-	struct lock_owner *lo = owners[owner_hash(n, owner)];
+	struct lock_owner *lo = t->buckets[owner_hash(n, owner)];
 
 	while (lo && (lo->inode != n || lo->owner != owner))
 		lo = lo->next;
@@ -99,39 +94,39 @@ static void owner_put(struct lock_owner *lo)
 {
 	bool last;
 
-	pthread_mutex_lock(&owners_lock);
+	pthread_mutex_lock(&lo->set->lock);
 	last = --lo->refs == 0;
-	pthread_mutex_unlock(&owners_lock);
+	pthread_mutex_unlock(&lo->set->lock);
 	if (last) {
 		close(lo->fd); /* drops every lock the owner still has */
 		free(lo);
 	}
 }
 
-/* owners_lock held: take @lo out of the table (its table reference goes to the caller). */
+/* Its set's lock held: take @lo out of the table (its table reference goes to the caller). */
 static void owner_unlink(struct lock_owner *lo)
 {
-	struct lock_owner **p = &owners[owner_hash(lo->inode, lo->owner)];
+	struct lock_owner **p = &lo->set->buckets[owner_hash(lo->inode, lo->owner)];
 
 	while (*p != lo)
 		p = &(*p)->next;
 	*p = lo->next;
 	lo->linked = false;
-	__atomic_sub_fetch(&owners_count, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&lo->set->count, 1, __ATOMIC_RELAXED);
 }
 
 /* The owner's entry with a reference for the caller, or NULL. */
-static struct lock_owner *owner_find(const struct inode *n, uint64_t owner)
+static struct lock_owner *owner_find(struct lock_owners *t, const struct inode *n, uint64_t owner)
 {
 	struct lock_owner *lo;
 
-	if (!__atomic_load_n(&owners_count, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&t->count, __ATOMIC_RELAXED))
 		return NULL;
-	pthread_mutex_lock(&owners_lock);
-	lo = owner_lookup(n, owner);
+	pthread_mutex_lock(&t->lock);
+	lo = owner_lookup(t, n, owner);
 	if (lo)
 		lo->refs++;
-	pthread_mutex_unlock(&owners_lock);
+	pthread_mutex_unlock(&t->lock);
 	return lo;
 }
 
@@ -156,7 +151,8 @@ static int owner_open(const struct open_file *of)
 /* The owner's entry (made on its first lock) with a reference, or NULL and *@err. */
 static struct lock_owner *owner_get(struct open_file *of, uint64_t owner, int *err)
 {
-	struct lock_owner *lo = owner_find(of->inode, owner), *other;
+	struct lock_owners *t = &of->fs->owners;
+	struct lock_owner *lo = owner_find(t, of->inode, owner), *other;
 	int fd;
 
 	if (lo)
@@ -169,21 +165,25 @@ static struct lock_owner *owner_get(struct open_file *of, uint64_t owner, int *e
 			close(fd);
 		return NULL;
 	}
-	*lo = (struct lock_owner){
-		.inode = of->inode, .owner = owner, .via = of, .fd = fd, .refs = 2, .linked = true
-	};
-	pthread_mutex_lock(&owners_lock);
-	other = owner_lookup(of->inode, owner); /* another thread of the owner won */
+	*lo = (struct lock_owner){ .set = t,
+				   .inode = of->inode,
+				   .owner = owner,
+				   .via = of,
+				   .fd = fd,
+				   .refs = 2,
+				   .linked = true };
+	pthread_mutex_lock(&t->lock);
+	other = owner_lookup(t, of->inode, owner); /* another thread of the owner won */
 	if (other) {
 		other->refs++;
 	} else {
 		unsigned int h = owner_hash(of->inode, owner);
 
-		lo->next = owners[h];
-		owners[h] = lo;
-		__atomic_add_fetch(&owners_count, 1, __ATOMIC_RELAXED);
+		lo->next = t->buckets[h];
+		t->buckets[h] = lo;
+		__atomic_add_fetch(&t->count, 1, __ATOMIC_RELAXED);
 	}
-	pthread_mutex_unlock(&owners_lock);
+	pthread_mutex_unlock(&t->lock);
 	__atomic_store_n(&of->locked, true, __ATOMIC_RELAXED);
 	if (other) {
 		close(fd);
@@ -213,13 +213,13 @@ static void lock_granted(struct accelfs *fs, struct inode *n, fuse_ino_t ino)
 	 * its reply would hold the page the invalidation waits for) */
 	if (!fs->opts.writeback && !fs->opts.single_thread && fs->se)
 		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
-	open_files_foreach(mark_changed, n);
+	open_files_foreach(fs, mark_changed, n);
 }
 
 /* Before a lock is released: what was deferred under it reaches SOURCE first. */
-static void lock_releasing(struct inode *n)
+static void lock_releasing(struct accelfs *fs, struct inode *n)
 {
-	wb_flush_file(n);
+	wb_flush_file(fs, n);
 }
 
 static fuse_ino_t ino_of(struct accelfs *fs, const struct inode *n)
@@ -235,21 +235,21 @@ static fuse_ino_t ino_of(struct accelfs *fs, const struct inode *n)
  * does not see that conflict from its own descriptor. 0 if none of ours
  * (another host's, or a program's on SOURCE without a pid).
  */
-static pid_t holder_pid(const struct inode *n, const struct lock_owner *self,
+static pid_t holder_pid(struct lock_owners *t, const struct inode *n, const struct lock_owner *self,
 			const struct flock *ask, const struct flock *found)
 {
 	struct lock_owner *c[HOLDERS_MAX];
 	unsigned int k = 0;
 	pid_t pid = 0;
 
-	pthread_mutex_lock(&owners_lock);
-	for (unsigned int i = 0; i < OWNER_BUCKETS && k < HOLDERS_MAX; i++)
-		for (struct lock_owner *lo = owners[i]; lo && k < HOLDERS_MAX; lo = lo->next)
+	pthread_mutex_lock(&t->lock);
+	for (unsigned int i = 0; i < LOCK_OWNER_BUCKETS && k < HOLDERS_MAX; i++)
+		for (struct lock_owner *lo = t->buckets[i]; lo && k < HOLDERS_MAX; lo = lo->next)
 			if (lo->inode == n && lo != self) {
 				lo->refs++;
 				c[k++] = lo;
 			}
-	pthread_mutex_unlock(&owners_lock);
+	pthread_mutex_unlock(&t->lock);
 	for (unsigned int i = 0; i < k; i++) {
 		struct flock q = *ask;
 
@@ -266,7 +266,7 @@ static void accel_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 			struct flock *lock)
 {
 	struct open_file *of = fh_of(fi);
-	struct lock_owner *lo = owner_find(of->inode, fi->lock_owner);
+	struct lock_owner *lo = owner_find(&of->fs->owners, of->inode, fi->lock_owner);
 	struct flock fl = *lock;
 
 	(void)ino;
@@ -282,7 +282,7 @@ static void accel_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	}
 	/* an OFD lock has no process: ours are taken for one */
 	if (fl.l_type != F_UNLCK && fl.l_pid < 0)
-		fl.l_pid = holder_pid(of->inode, lo, lock, &fl);
+		fl.l_pid = holder_pid(&of->fs->owners, of->inode, lo, lock, &fl);
 	if (lo)
 		owner_put(lo);
 	fuse_reply_lock(req, &fl);
@@ -316,9 +316,9 @@ static void accel_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	int ret = 0;
 
 	if (fl.l_type == F_UNLCK) {
-		lo = owner_find(of->inode, fi->lock_owner);
+		lo = owner_find(&of->fs->owners, of->inode, fi->lock_owner);
 		if (lo) {
-			lock_releasing(of->inode);
+			lock_releasing(of->fs, of->inode);
 			ret = try_fcntl(lo, &fl);
 			owner_put(lo);
 		}
@@ -347,7 +347,7 @@ static void accel_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	int ret;
 
 	if (op & LOCK_UN) {
-		lock_releasing(of->inode);
+		lock_releasing(of->fs, of->inode);
 		ret = flock(of->fd, LOCK_UN) ? -errno : 0;
 		fuse_reply_err(req, -ret);
 		return;
@@ -442,30 +442,32 @@ static void wait_start(fuse_req_t req, struct open_file *of, struct lock_owner *
 
 void lock_flush(struct open_file *of, uint64_t owner)
 {
+	struct lock_owners *t = &of->fs->owners;
 	struct lock_owner *lo;
 
-	if (!__atomic_load_n(&owners_count, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&t->count, __ATOMIC_RELAXED))
 		return;
-	pthread_mutex_lock(&owners_lock);
-	lo = owner_lookup(of->inode, owner);
+	pthread_mutex_lock(&t->lock);
+	lo = owner_lookup(t, of->inode, owner);
 	if (lo)
 		owner_unlink(lo);
-	pthread_mutex_unlock(&owners_lock);
+	pthread_mutex_unlock(&t->lock);
 	if (!lo)
 		return;
-	lock_releasing(of->inode);
+	lock_releasing(of->fs, of->inode);
 	owner_put(lo); /* the table's reference: the last one closes the descriptor */
 }
 
 void lock_release_handle(struct open_file *of)
 {
+	struct lock_owners *t = &of->fs->owners;
 	struct lock_owner *gone = NULL, *lo, **p;
 
 	if (!__atomic_load_n(&of->locked, __ATOMIC_RELAXED))
 		return;
-	pthread_mutex_lock(&owners_lock);
-	for (unsigned int i = 0; i < OWNER_BUCKETS; i++)
-		for (p = &owners[i]; (lo = *p);) {
+	pthread_mutex_lock(&t->lock);
+	for (unsigned int i = 0; i < LOCK_OWNER_BUCKETS; i++)
+		for (p = &t->buckets[i]; (lo = *p);) {
 			if (lo->via != of) {
 				p = &lo->next;
 				continue;
@@ -474,7 +476,7 @@ void lock_release_handle(struct open_file *of)
 			lo->next = gone;
 			gone = lo;
 		}
-	pthread_mutex_unlock(&owners_lock);
+	pthread_mutex_unlock(&t->lock);
 	while ((lo = gone)) {
 		gone = lo->next;
 		owner_put(lo);

@@ -52,6 +52,8 @@
 #ifdef ACCEL_HAVE_PASSTHROUGH
 #define PASSTHROUGH_FSUID 65534 /* nobody: the registration's, never root's */
 
+/* Process-wide by nature: what makes the kernel refuse (the daemon's
+ * capabilities, the kernel itself) is the process's; one connection. */
 static bool refused; /* atomic: the kernel refused a backing file; no more tries */
 
 /* The initial user namespace maps every uid to itself, from 0. */

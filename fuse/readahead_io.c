@@ -31,6 +31,7 @@
 #define RA_RUNS 8 /* runs per read decision (strided access can ask for several) */
 
 struct ra_slot {
+	struct readahead *ra; /* the mount's set it belongs to */
 	struct prefetch_req req;
 	struct pool_file *pf;
 	struct pool_ticket t;
@@ -39,28 +40,30 @@ struct ra_slot {
 	void *buf; /* slot_bytes, page-aligned (O_DIRECT fills) */
 };
 
-static struct ra_slot slots[RA_SLOTS];
-static struct ra_slot *free_slots;
-static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
-static size_t slot_bytes;
-static uint32_t bsize;
-static bool running;
+/* A mount's read-ahead (fs->ra, from readahead_io_start to _stop). */
+struct readahead {
+	struct ra_slot slots[RA_SLOTS];
+	struct ra_slot *free_slots; /* lock */
+	pthread_mutex_t lock;
+	size_t slot_bytes; /* set at start, then read only */
+	uint32_t bsize;	   /* set at start, then read only */
+};
 
-static struct ra_slot *slot_get(void)
+static struct ra_slot *slot_get(struct readahead *ra)
 {
 	struct ra_slot *s;
 
-	pthread_mutex_lock(&slots_lock);
-	s = free_slots;
+	pthread_mutex_lock(&ra->lock);
+	s = ra->free_slots;
 	if (s)
-		free_slots = s->next_free;
-	pthread_mutex_unlock(&slots_lock);
-	if (s && !s->buf && posix_memalign(&s->buf, 4096, slot_bytes)) {
+		ra->free_slots = s->next_free;
+	pthread_mutex_unlock(&ra->lock);
+	if (s && !s->buf && posix_memalign(&s->buf, 4096, ra->slot_bytes)) {
 		s->buf = NULL;
-		pthread_mutex_lock(&slots_lock);
-		s->next_free = free_slots;
-		free_slots = s;
-		pthread_mutex_unlock(&slots_lock);
+		pthread_mutex_lock(&ra->lock);
+		s->next_free = ra->free_slots;
+		ra->free_slots = s;
+		pthread_mutex_unlock(&ra->lock);
 		return NULL;
 	}
 	return s;
@@ -68,15 +71,17 @@ static struct ra_slot *slot_get(void)
 
 static void slot_put(struct ra_slot *s)
 {
+	struct readahead *ra = s->ra;
+
 	if (s->req.fd >= 0)
 		close(s->req.fd);
 	s->req.fd = -1;
 	pool_file_put(s->pf);
 	s->pf = NULL;
-	pthread_mutex_lock(&slots_lock);
-	s->next_free = free_slots;
-	free_slots = s;
-	pthread_mutex_unlock(&slots_lock);
+	pthread_mutex_lock(&ra->lock);
+	s->next_free = ra->free_slots;
+	ra->free_slots = s;
+	pthread_mutex_unlock(&ra->lock);
 }
 
 /* On the engine thread: the run came back. */
@@ -85,13 +90,16 @@ static void readahead_io_done(struct prefetch_req *req, ssize_t res)
 	struct ra_slot *s = req->arg;
 
 	if (res > 0)
-		stream_prefetched(s->pf, &s->t, s->first, s->buf, (size_t)res, bsize);
+		stream_prefetched(s->pf, &s->t, s->first, s->buf, (size_t)res, s->ra->bsize);
 	slot_put(s);
 }
 
 int readahead_io_start(struct accelfs *fs)
 {
 	struct pool *pool = fs->pool;
+	struct readahead *ra;
+	size_t slot_bytes;
+	uint32_t bsize;
 	int ret;
 
 	if (!pool)
@@ -102,44 +110,54 @@ int readahead_io_start(struct accelfs *fs)
 	slot_bytes = fs->opts.readahead_max < RA_SLOT_MIN ? RA_SLOT_MIN : fs->opts.readahead_max;
 	slot_bytes = slot_bytes < bsize ? bsize : slot_bytes;
 	slot_bytes = (slot_bytes + bsize - 1) / bsize * bsize;
+	ra = calloc(1, sizeof(*ra));
+	if (!ra)
+		return -ENOMEM;
 	ret = prefetch_start(RA_SLOTS, fs->opts.backend != BACKEND_SYNC);
-	if (ret)
+	if (ret) {
+		free(ra);
 		return ret;
-	for (int i = RA_SLOTS - 1; i >= 0; i--) {
-		slots[i].req.fd = -1;
-		slots[i].next_free = free_slots;
-		free_slots = &slots[i];
 	}
-	running = true;
+	pthread_mutex_init(&ra->lock, NULL);
+	ra->bsize = bsize;
+	ra->slot_bytes = slot_bytes;
+	for (int i = RA_SLOTS - 1; i >= 0; i--) {
+		ra->slots[i].ra = ra;
+		ra->slots[i].req.fd = -1;
+		ra->slots[i].next_free = ra->free_slots;
+		ra->free_slots = &ra->slots[i];
+	}
+	fs->ra = ra;
 	return 0;
 }
 
-void readahead_io_stop(void)
+void readahead_io_stop(struct accelfs *fs)
 {
-	if (!running)
+	struct readahead *ra = fs->ra;
+
+	if (!ra)
 		return;
 	prefetch_stop(); /* every request's done() has run: all slots are free */
-	running = false;
-	for (int i = 0; i < RA_SLOTS; i++) {
-		free(slots[i].buf);
-		slots[i].buf = NULL;
-	}
-	free_slots = NULL;
+	fs->ra = NULL;
+	for (int i = 0; i < RA_SLOTS; i++)
+		free(ra->slots[i].buf);
+	pthread_mutex_destroy(&ra->lock);
+	free(ra);
 }
 
 /* Issue one run: its own descriptor and pool handle, a ticket, one read. */
-static void issue(struct open_file *of, const struct stream_ra *run)
+static void issue(struct readahead *ra, struct open_file *of, const struct stream_ra *run)
 {
-	struct ra_slot *s = slot_get();
-	uint64_t len = (uint64_t)run->count * bsize;
+	struct ra_slot *s = slot_get(ra);
+	uint64_t len = (uint64_t)run->count * ra->bsize;
 
 	if (!s)
 		return; /* everything in flight already: skip, the reader is not waiting */
 	s->first = run->first;
 	s->req = (struct prefetch_req){
 		.fd = dup(cache_io_fill_fd(of)),
-		.off = run->first * bsize,
-		.len = (uint32_t)(len < slot_bytes ? len : slot_bytes),
+		.off = run->first * ra->bsize,
+		.len = (uint32_t)(len < ra->slot_bytes ? len : ra->slot_bytes),
 		.buf = s->buf,
 		.done = readahead_io_done,
 		.arg = s,
@@ -151,16 +169,18 @@ static void issue(struct open_file *of, const struct stream_ra *run)
 
 void cache_io_readahead(struct open_file *of, uint64_t off, size_t len)
 {
+	struct readahead *ra = of->fs->ra;
 	struct stream_ra runs[RA_RUNS];
 	int n;
 
-	if (!running || !of->stream || !of->readahead_max)
+	if (!ra || !of->stream || !of->readahead_max)
 		return;
 	/* windows end at SOURCE's size as last seen: deferred bytes past it are
 	 * in the pool already, and there is nothing there to read ahead */
 	n = stream_readahead(of->stream, off, len,
-			     of->readahead_max < slot_bytes ? of->readahead_max : slot_bytes,
+			     of->readahead_max < ra->slot_bytes ? of->readahead_max
+								: ra->slot_bytes,
 			     __atomic_load_n(&of->known_size, __ATOMIC_RELAXED), runs, RA_RUNS);
 	for (int i = 0; i < n; i++)
-		issue(of, &runs[i]);
+		issue(ra, of, &runs[i]);
 }

@@ -131,7 +131,8 @@ struct stripe {
 	uint64_t read_bytes, write_bytes;
 } __attribute__((aligned(64)));
 
-/* Process-wide by nature: the one mount this daemon serves, counted from every worker. */
+/* Process-wide by nature: the handler table is wrapped once per process
+ * (reqstat_wrap), and its counters are striped over the process's workers. */
 static struct stripe stripes[STRIPES];
 static struct fuse_lowlevel_ops orig; /* the handlers wrapped; read only once serving */
 static __thread int cur;	      /* the kind this thread serves, REQ_NONE */

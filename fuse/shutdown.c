@@ -33,17 +33,15 @@
 #include "accelfs_i.h"
 #include "open_files.h"
 
-static bool closing; /* atomic: past the final sync, nothing new is acknowledged */
-
 /*
  * A write or writable open of inode @n: -EIO past the final sync (it would
  * be acknowledged and never reach SOURCE), logged once; else 0.
  */
-int shutdown_refuse(const struct inode *n, const char *what)
+int shutdown_refuse(struct accelfs *fs, const struct inode *n, const char *what)
 {
 	static bool logged;
 
-	if (!__atomic_load_n(&closing, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&fs->closing, __ATOMIC_ACQUIRE))
 		return 0;
 	if (!__atomic_exchange_n(&logged, true, __ATOMIC_RELAXED))
 		log_msg(LOG_WARNING,
@@ -142,12 +140,12 @@ static int sync_through_mount(int root, dev_t dev, const struct sync_item *it)
 }
 
 /* One pass over the files open for writing. Returns how many had no usable name. */
-static unsigned int sync_pass(int root, dev_t dev)
+static unsigned int sync_pass(struct accelfs *fs, int root, dev_t dev)
 {
 	struct sync_list l = { 0 };
 	unsigned int unnamed = 0;
 
-	open_files_foreach(collect, &l);
+	open_files_foreach(fs, collect, &l);
 	for (size_t i = 0; i < l.n; i++) {
 		int ret = l.v[i].rel ? sync_through_mount(root, dev, &l.v[i]) : -ENOENT;
 
@@ -178,12 +176,12 @@ void shutdown_sync(struct accelfs *fs)
 		log_msg(LOG_ERR, "shutdown: cannot open %s: %s; open files are not synced",
 			fs->mountpoint_real, strerror(errno));
 	} else {
-		sync_pass(root, st.st_dev);
+		sync_pass(fs, root, st.st_dev);
 		if (syncfs(root)) /* metadata, and the files with no name */
 			log_msg(LOG_ERR, "syncfs %s: %s", fs->mountpoint_real, strerror(errno));
-		sync_pass(root, st.st_dev); /* what writers added meanwhile */
+		sync_pass(fs, root, st.st_dev); /* what writers added meanwhile */
 	}
-	__atomic_store_n(&closing, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&fs->closing, true, __ATOMIC_RELEASE);
 	log_msg(LOG_INFO, "shutdown: open files synced; refusing writes from now on");
 	if (root >= 0)
 		close(root);

@@ -50,6 +50,7 @@ struct waiter {
 	struct waiter *next_idle;
 };
 
+/* Process-wide by nature: the waiter threads, and their per-user bound, are the process's. */
 static pthread_mutex_t waits_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t waits_done = PTHREAD_COND_INITIALIZER;
 static struct slow_req *waits;			/* waits_lock */

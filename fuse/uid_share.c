@@ -35,6 +35,7 @@ struct share_entry {
 	unsigned int opens;
 };
 
+/* Process-wide by nature: the shares are of the process's descriptors (RLIMIT_NOFILE). */
 static pthread_mutex_t share_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct share_entry shares[UID_SHARE_SLOTS + 1]; /* share_lock; the last: overflow */
 static unsigned int share_limit;		       /* set once, before serving */

@@ -28,25 +28,17 @@
 #include "reqstat.h"
 #include "watch_i.h"
 
-/* Set before the thread starts; only watch_failed() changes it later: atomic. */
-static enum watch_mode mode = WATCH_OFF;
-static int watch_fd = -1; /* the fanotify or inotify descriptor */
-static int stop_fd = -1;  /* eventfd: watch_stop() wakes the thread */
-static pthread_t thread;
-static bool running;
-static bool ino_owned;		       /* watch_fd is watch_ino.c's */
-static char why[256];		       /* why the mode is what it is, for the log */
-static double short_entry, short_attr; /* the timeouts without a watcher */
-
-enum watch_mode watch_mode(void)
+enum watch_mode watch_mode(struct accelfs *fs)
 {
-	return __atomic_load_n(&mode, __ATOMIC_RELAXED);
+	struct watch *w = &fs->watch;
+
+	return __atomic_load_n(&w->mode, __ATOMIC_RELAXED);
 }
 
 /* "fanotify", "inotify", "off". */
-static const char *watch_mode_name(void)
+static const char *watch_mode_name(struct accelfs *fs)
 {
-	switch (watch_mode()) {
+	switch (watch_mode(fs)) {
 	case WATCH_FANOTIFY:
 		return "fanotify";
 	case WATCH_INOTIFY:
@@ -56,52 +48,56 @@ static const char *watch_mode_name(void)
 	}
 }
 
-void watch_short_timeouts(double *entry, double *attr)
+void watch_entry(struct accelfs *fs, struct inode *parent, struct inode *n,
+		 struct fuse_entry_param *e)
 {
-	*entry = short_entry; /* set before the workers start */
-	*attr = short_attr;
-}
-
-void watch_entry(struct inode *parent, struct inode *n, struct fuse_entry_param *e)
-{
-	if (watch_mode() == WATCH_INOTIFY)
-		watch_ino_entry(parent, n, e);
+	if (watch_mode(fs) == WATCH_INOTIFY)
+		watch_ino_entry(fs, parent, n, e);
 }
 
 /* @n is being freed: the inode table's free hook, set by watch_setup. */
-static void watch_forget(struct inode *n)
+static void watch_forget(struct accelfs *fs, struct inode *n)
 {
 	if (n->type == S_IFDIR)
-		watch_ino_forget(n); /* also after a failure: the map still holds it */
+		watch_ino_forget(fs, n); /* also after a failure: the map still holds it */
 }
 
-bool watch_covers_dir(struct inode *n)
+bool watch_covers_dir(struct accelfs *fs, struct inode *n)
 {
-	return watch_mode() != WATCH_INOTIFY || __atomic_load_n(&n->watch_wd, __ATOMIC_RELAXED) > 0;
+	return watch_mode(fs) != WATCH_INOTIFY ||
+	       __atomic_load_n(&n->watch_wd, __ATOMIC_RELAXED) > 0;
 }
 
 double watch_attr_timeout(struct accelfs *fs, struct inode *n)
 {
-	if (watch_mode() == WATCH_INOTIFY && __atomic_load_n(&n->watch_short, __ATOMIC_RELAXED))
-		return short_attr;
+	struct watch *w = &fs->watch;
+
+	if (watch_mode(fs) == WATCH_INOTIFY && __atomic_load_n(&n->watch_short, __ATOMIC_RELAXED))
+		return w->short_attr;
 	return opt_attr_timeout(fs);
 }
 
-bool watch_active(void)
+bool watch_active(struct accelfs *fs)
 {
-	return __atomic_load_n(&mode, __ATOMIC_RELAXED) != WATCH_OFF;
+	struct watch *w = &fs->watch;
+
+	return __atomic_load_n(&w->mode, __ATOMIC_RELAXED) != WATCH_OFF;
 }
 
-bool watch_covers_all(void)
+bool watch_covers_all(struct accelfs *fs)
 {
-	return __atomic_load_n(&mode, __ATOMIC_RELAXED) == WATCH_FANOTIFY;
+	struct watch *w = &fs->watch;
+
+	return __atomic_load_n(&w->mode, __ATOMIC_RELAXED) == WATCH_FANOTIFY;
 }
 
 /* Raise the default timeouts: the watcher keeps long-cached names true. */
-static void long_timeouts(struct accelfs_opts *o, double t)
+static void long_timeouts(struct accelfs *fs, struct accelfs_opts *o, double t)
 {
-	short_entry = o->entry_timeout;
-	short_attr = o->attr_timeout;
+	struct watch *w = &fs->watch;
+
+	w->short_entry = o->entry_timeout;
+	w->short_attr = o->attr_timeout;
 	if (!opts_given(o, "entry_timeout"))
 		o->entry_timeout = t;
 	if (!opts_given(o, "attr_timeout"))
@@ -111,80 +107,89 @@ static void long_timeouts(struct accelfs_opts *o, double t)
 /* fanotify if it can be had: its descriptor, or -errno with @why said. */
 static int fan_try(struct accelfs *fs)
 {
+	struct watch *w = &fs->watch;
+
 	if (!inode_handles_used()) {
-		snprintf(why, sizeof(why), "inodes are not kept by file handle");
+		snprintf(w->why, sizeof(w->why), "inodes are not kept by file handle");
 		return -ENOTSUP;
 	}
-	return watch_fan_open(fs->source_real, why, sizeof(why));
+	return watch_fan_open(fs->source_real, w->why, sizeof(w->why));
 }
 
 /* inotify after @fan_why (empty: asked for): a descriptor, or -errno with @why said. */
 static int ino_try(struct accelfs *fs, const char *fan_why)
 {
+	struct watch *w = &fs->watch;
 	char ino_why[128];
 	int fd = watch_ino_open(fs, ino_why, sizeof(ino_why));
 
 	if (fd < 0)
-		snprintf(why, sizeof(why), "%s%s%s", fan_why, fan_why[0] ? "; " : "", ino_why);
+		snprintf(w->why, sizeof(w->why), "%s%s%s", fan_why, fan_why[0] ? "; " : "",
+			 ino_why);
 	else if (fan_why[0])
-		snprintf(why, sizeof(why), "no fanotify (%s)", fan_why);
+		snprintf(w->why, sizeof(w->why), "no fanotify (%s)", fan_why);
 	else
-		snprintf(why, sizeof(why), "watch=inotify");
+		snprintf(w->why, sizeof(w->why), "watch=inotify");
 	return fd;
 }
 
 void watch_setup(struct accelfs *fs)
 {
+	struct watch *w = &fs->watch;
 	struct accelfs_opts *o = &fs->opts;
-	char fan_why[sizeof(why)] = "";
+	char fan_why[sizeof(w->why)] = "";
 	int fd = -1;
 
-	inode_set_free_hook(watch_forget);
+	inode_set_free_hook(fs, watch_forget);
 	if (o->watch == WATCH_OFF) {
-		snprintf(why, sizeof(why), "watch=off");
+		snprintf(w->why, sizeof(w->why), "watch=off");
 		return;
 	}
 	if (o->watch != WATCH_INOTIFY) {
 		fd = fan_try(fs);
 		if (fd >= 0) {
-			watch_fd = fd;
-			mode = WATCH_FANOTIFY;
-			long_timeouts(o, WATCH_LONG_TIMEOUT);
+			w->fd = fd;
+			w->mode = WATCH_FANOTIFY;
+			long_timeouts(fs, o, WATCH_LONG_TIMEOUT);
 			return;
 		}
 		if (o->watch == WATCH_FANOTIFY)
 			return;
-		snprintf(fan_why, sizeof(fan_why), "%s", why);
+		snprintf(fan_why, sizeof(fan_why), "%s", w->why);
 	}
 	fd = ino_try(fs, fan_why);
 	if (fd < 0)
 		return;
-	watch_fd = fd;
-	ino_owned = true;
-	mode = WATCH_INOTIFY;
-	long_timeouts(o, WATCH_INOTIFY_TIMEOUT);
+	w->fd = fd;
+	w->ino_owned = true;
+	w->mode = WATCH_INOTIFY;
+	long_timeouts(fs, o, WATCH_INOTIFY_TIMEOUT);
 }
 
 void watch_log(struct accelfs *fs)
 {
-	if (!watch_active())
+	struct watch *w = &fs->watch;
+
+	if (!watch_active(fs))
 		log_msg(fs->opts.watch == WATCH_FANOTIFY || fs->opts.watch == WATCH_INOTIFY
 			    ? LOG_WARNING
 			    : LOG_INFO,
 			"watch: off (%s): changes made in SOURCE behind the mount show after "
 			"entry_timeout %gs / attr_timeout %gs",
-			why, fs->opts.entry_timeout, fs->opts.attr_timeout);
+			w->why, fs->opts.entry_timeout, fs->opts.attr_timeout);
 	else
 		log_msg(LOG_INFO, "watch: %s%s%s; entry_timeout %gs, attr_timeout %gs",
-			watch_mode_name(), why[0] ? ": " : "", why, fs->opts.entry_timeout,
+			watch_mode_name(fs), w->why[0] ? ": " : "", w->why, fs->opts.entry_timeout,
 			fs->opts.attr_timeout);
 }
 
 /* The watcher is gone: names and attributes told from now on expire as without one. */
 static void short_timeouts(struct accelfs *fs)
 {
-	__atomic_store(&fs->opts.entry_timeout, &short_entry, __ATOMIC_RELAXED);
-	__atomic_store(&fs->opts.attr_timeout, &short_attr, __ATOMIC_RELAXED);
+	struct watch *w = &fs->watch;
+
+	__atomic_store(&fs->opts.entry_timeout, &w->short_entry, __ATOMIC_RELAXED);
+	__atomic_store(&fs->opts.attr_timeout, &w->short_attr, __ATOMIC_RELAXED);
 }
 
 /* A sum that moves whenever a counter of @m does (they only grow). */
@@ -203,19 +208,20 @@ static uint64_t digest(const struct mstate *m)
 /* The mount's state file: mode and counters (cache/mstate.h), when they moved or @force. */
 static void publish(struct accelfs *fs, struct mstate *m, bool force)
 {
+	struct watch *w = &fs->watch;
 	uint64_t before = digest(m), unwatched = m->watch_unwatched;
 	struct pool *pool = fs->pool;
 
-	m->watch_events = __atomic_load_n(&watch_counters.events, __ATOMIC_RELAXED);
-	m->watch_invalidations = __atomic_load_n(&watch_counters.invalidations, __ATOMIC_RELAXED);
-	m->watch_overflows = __atomic_load_n(&watch_counters.overflows, __ATOMIC_RELAXED);
-	m->watch_unwatched = __atomic_load_n(&watch_counters.unwatched, __ATOMIC_RELAXED);
+	m->watch_events = __atomic_load_n(&w->counters.events, __ATOMIC_RELAXED);
+	m->watch_invalidations = __atomic_load_n(&w->counters.invalidations, __ATOMIC_RELAXED);
+	m->watch_overflows = __atomic_load_n(&w->counters.overflows, __ATOMIC_RELAXED);
+	m->watch_unwatched = __atomic_load_n(&w->counters.unwatched, __ATOMIC_RELAXED);
 	reqstat_fill(m);
 	if (pool)
 		pool_stats_own(pool, m->c);
 	if (!force && digest(m) == before && m->watch_unwatched == unwatched)
 		return;
-	snprintf(m->watch, sizeof(m->watch), "%s", watch_mode_name());
+	snprintf(m->watch, sizeof(m->watch), "%s", watch_mode_name(fs));
 	mstate_write(m);
 }
 
@@ -236,9 +242,11 @@ static void mstate_init(struct accelfs *fs, struct mstate *m)
 /* The watcher failed while running: off from now on, and nothing cached trusted. */
 static void watch_failed(struct accelfs *fs, int err)
 {
+	struct watch *w = &fs->watch;
+
 	log_msg(LOG_ERR, "watch: %s failed (%s): invalidating everything, now off",
-		watch_mode_name(), strerror(-err));
-	__atomic_store_n(&mode, WATCH_OFF, __ATOMIC_RELAXED);
+		watch_mode_name(fs), strerror(-err));
+	__atomic_store_n(&w->mode, WATCH_OFF, __ATOMIC_RELAXED);
 	short_timeouts(fs);
 	watch_overflow(fs);
 }
@@ -246,9 +254,10 @@ static void watch_failed(struct accelfs *fs, int err)
 static void *watch_main(void *arg)
 {
 	struct accelfs *fs = arg;
+	struct watch *w = &fs->watch;
 	static struct mstate m; /* one thread; 8 KiB of paths and the request kinds */
-	struct pollfd p[2] = { { .fd = watch_fd, .events = POLLIN },
-			       { .fd = stop_fd, .events = POLLIN } };
+	struct pollfd p[2] = { { .fd = w->fd, .events = POLLIN },
+			       { .fd = w->stop_fd, .events = POLLIN } };
 	const uint64_t tick = MSTATE_PUBLISH_MS * 1000000ULL;
 	pid_t self = getpid();
 	int ret;
@@ -263,15 +272,15 @@ static void *watch_main(void *arg)
 		int wait = since >= tick ? 0 : MSTATE_PUBLISH_MS - (int)(since / 1000000);
 		bool failed = false;
 
-		p[0].fd = mode == WATCH_OFF ? -1 : watch_fd;
+		p[0].fd = w->mode == WATCH_OFF ? -1 : w->fd;
 		ret = poll(p, 2, wait);
 		if (ret < 0 && errno != EINTR)
 			break;
 		if (p[1].revents)
 			break;
 		if (p[0].revents &&
-		    (ret = mode == WATCH_INOTIFY ? watch_ino_read(fs, watch_fd)
-						 : watch_fan_read(fs, watch_fd, self)) < 0) {
+		    (ret = w->mode == WATCH_INOTIFY ? watch_ino_read(fs, w->fd)
+						    : watch_fan_read(fs, w->fd, self)) < 0) {
 			watch_failed(fs, ret);
 			failed = true;
 		}
@@ -289,40 +298,42 @@ static void *watch_main(void *arg)
 
 int watch_start(struct accelfs *fs)
 {
-	stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (stop_fd < 0 || pthread_create(&thread, NULL, watch_main, fs)) {
-		if (mode != WATCH_OFF) {
+	struct watch *w = &fs->watch;
+
+	w->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (w->stop_fd < 0 || pthread_create(&w->thread, NULL, watch_main, fs)) {
+		if (w->mode != WATCH_OFF) {
 			log_msg(LOG_ERR, "watch: cannot start the watcher thread: off");
 			short_timeouts(fs); /* before INIT: nothing was cached with the long ones */
 		}
-		mode = WATCH_OFF;
+		w->mode = WATCH_OFF;
 		return -EAGAIN;
 	}
-	running = true;
+	w->running = true;
 	return 0;
 }
 
-void watch_stop(void)
+void watch_stop(struct accelfs *fs)
 {
-	static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
+	struct watch *w = &fs->watch;
 	uint64_t one = 1;
 
 	/* the shutdown thread and the end of the session loop may both come */
-	pthread_mutex_lock(&stop_lock);
-	if (running) {
-		(void)!write(stop_fd, &one, sizeof(one));
-		pthread_join(thread, NULL);
-		running = false;
+	pthread_mutex_lock(&w->stop_lock);
+	if (w->running) {
+		(void)!write(w->stop_fd, &one, sizeof(one));
+		pthread_join(w->thread, NULL);
+		w->running = false;
 		mstate_remove((uint32_t)getpid());
 	}
-	if (stop_fd >= 0)
-		close(stop_fd);
-	__atomic_store_n(&mode, WATCH_OFF, __ATOMIC_RELAXED); /* no new watches */
-	if (ino_owned)
-		watch_ino_close(); /* closes watch_fd */
-	else if (watch_fd >= 0)
-		close(watch_fd);
-	ino_owned = false;
-	stop_fd = watch_fd = -1;
-	pthread_mutex_unlock(&stop_lock);
+	if (w->stop_fd >= 0)
+		close(w->stop_fd);
+	__atomic_store_n(&w->mode, WATCH_OFF, __ATOMIC_RELAXED); /* no new watches */
+	if (w->ino_owned)
+		watch_ino_close(fs); /* closes w->fd */
+	else if (w->fd >= 0)
+		close(w->fd);
+	w->ino_owned = false;
+	w->stop_fd = w->fd = -1;
+	pthread_mutex_unlock(&w->stop_lock);
 }

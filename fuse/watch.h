@@ -34,25 +34,26 @@ void watch_setup(struct accelfs *fs);
 int watch_start(struct accelfs *fs);
 /* Stop and join the thread, close the watcher, remove the state file; while
  * the workers still serve (a notification may need one). Idempotent. */
-void watch_stop(void);
+void watch_stop(struct accelfs *fs);
 /* One log line on the mode and why (at INIT). */
 void watch_log(struct accelfs *fs);
-bool watch_active(void);
+bool watch_active(struct accelfs *fs);
 /* Does the watcher see every change in SOURCE (fanotify), not only in the
  * directories it could watch (inotify)? */
-bool watch_covers_all(void);
+bool watch_covers_all(struct accelfs *fs);
 
 /* Hooks of the inotify watcher (no-ops in the other modes; see watch_ino.c):
  * the entry @e of node @n is about to be given to the kernel under @parent
  * (watches a directory, shortens timeouts no watch covers); */
-void watch_entry(struct inode *parent, struct inode *n, struct fuse_entry_param *e);
+void watch_entry(struct accelfs *fs, struct inode *parent, struct inode *n,
+		 struct fuse_entry_param *e);
 /* may the kernel keep directory @n's listing (a watch reports its changes)? */
-bool watch_covers_dir(struct inode *n);
+bool watch_covers_dir(struct accelfs *fs, struct inode *n);
 /* the attribute timeout for a reply about @n; */
 double watch_attr_timeout(struct accelfs *fs, struct inode *n);
 /* the mutating handlers of @ops note the mount's own changes (watch_echo.c), */
-void watch_echo_wrap(struct fuse_lowlevel_ops *ops);
+void watch_echo_wrap(struct accelfs *fs, struct fuse_lowlevel_ops *ops);
 /* as the flusher does for the node id @ino whose deferred bytes it writes. */
-void watch_echo_node(uint64_t ino);
+void watch_echo_node(struct accelfs *fs, uint64_t ino);
 
 #endif

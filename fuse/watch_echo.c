@@ -30,12 +30,11 @@
 
 #include "watch_i.h"
 
-#define ECHO_SLOTS 4096 /* power of two: 32 KiB */
 #define ECHO_TIME_BITS 24
 #define ECHO_TIME_MASK ((1ull << ECHO_TIME_BITS) - 1)
 
-static uint64_t echo_tab[ECHO_SLOTS]; /* atomic: key's high bits | ms clock */
-static bool echo_on;		      /* set before the workers start, then read only */
+/* Process-wide by nature: the handler table is wrapped once per process
+ * (watch_echo_wrap). The echo table is the mount's (fs->watch). */
 static struct fuse_lowlevel_ops orig; /* the handlers wrapped; read only */
 
 static uint64_t now_ms(void)
@@ -63,9 +62,9 @@ static uint64_t key_name(fuse_ino_t parent, const char *name)
 }
 
 /* Note @key now, unless noted less than ECHO_WINDOW_MS / 4 ago. */
-static void note(uint64_t key)
+static void note(struct watch *w, uint64_t key)
 {
-	uint64_t *slot = &echo_tab[key & (ECHO_SLOTS - 1)];
+	uint64_t *slot = &w->echo_tab[key & (ECHO_SLOTS - 1)];
 	uint64_t now = now_ms(), v = __atomic_load_n(slot, __ATOMIC_RELAXED);
 	uint64_t tag = key & ~ECHO_TIME_MASK;
 
@@ -74,165 +73,186 @@ static void note(uint64_t key)
 	__atomic_store_n(slot, tag | (now & ECHO_TIME_MASK), __ATOMIC_RELAXED);
 }
 
-static bool noted(uint64_t key, uint64_t now)
+static bool noted(struct watch *w, uint64_t key, uint64_t now)
 {
-	uint64_t v = __atomic_load_n(&echo_tab[key & (ECHO_SLOTS - 1)], __ATOMIC_RELAXED);
+	uint64_t v = __atomic_load_n(&w->echo_tab[key & (ECHO_SLOTS - 1)], __ATOMIC_RELAXED);
 
 	return v && (v & ~ECHO_TIME_MASK) == (key & ~ECHO_TIME_MASK) &&
 	       ((now - v) & ECHO_TIME_MASK) < ECHO_WINDOW_MS;
 }
 
-void watch_echo_node(fuse_ino_t ino)
+void watch_echo_node(struct accelfs *fs, fuse_ino_t ino)
 {
-	if (echo_on)
-		note(key_node(ino));
+	if (fs->watch.echo_on)
+		note(&fs->watch, key_node(ino));
 }
 
-bool watch_echo_match(const struct watch_change *c)
+bool watch_echo_match(struct accelfs *fs, const struct watch_change *c)
 {
 	uint64_t now = now_ms();
 
-	if (c->name && noted(key_name(c->parent, c->name), now))
+	if (c->name && noted(&fs->watch, key_name(c->parent, c->name), now))
 		return true;
-	return c->ino && (c->what & WATCH_NAME) == 0 && noted(key_node(c->ino), now);
+	return c->ino && (c->what & WATCH_NAME) == 0 && noted(&fs->watch, key_node(c->ino), now);
 }
 
 /* Handlers that change a name: noted before (the watcher may read the event
  * before the handler returns) and after (a slow change). */
 static void echo_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	uint64_t k = key_name(parent, name);
 
-	note(k);
+	note(&fs->watch, k);
 	orig.mknod(req, parent, name, mode, rdev);
-	note(k);
+	note(&fs->watch, k);
 }
 
 static void echo_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	uint64_t k = key_name(parent, name);
 
-	note(k);
+	note(&fs->watch, k);
 	orig.mkdir(req, parent, name, mode);
-	note(k);
+	note(&fs->watch, k);
 }
 
 static void echo_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	uint64_t k = key_name(parent, name);
 
-	note(k);
+	note(&fs->watch, k);
 	orig.symlink(req, link, parent, name);
-	note(k);
+	note(&fs->watch, k);
 }
 
 static void echo_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	uint64_t k = key_name(parent, name);
 
-	note(k);
+	note(&fs->watch, k);
 	orig.unlink(req, parent, name);
-	note(k);
+	note(&fs->watch, k);
 }
 
 static void echo_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	uint64_t k = key_name(parent, name);
 
-	note(k);
+	note(&fs->watch, k);
 	orig.rmdir(req, parent, name);
-	note(k);
+	note(&fs->watch, k);
 }
 
 static void echo_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 			const char *newname, unsigned int flags)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	uint64_t k = key_name(parent, name), nk = key_name(newparent, newname);
 
-	note(k);
-	note(nk);
+	note(&fs->watch, k);
+	note(&fs->watch, nk);
 	orig.rename(req, parent, name, newparent, newname, flags);
-	note(k);
-	note(nk);
+	note(&fs->watch, k);
+	note(&fs->watch, nk);
 }
 
 static void echo_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	uint64_t k = key_name(newparent, newname);
 
-	note(k);
-	note(key_node(ino));
+	note(&fs->watch, k);
+	note(&fs->watch, key_node(ino));
 	orig.link(req, ino, newparent, newname);
-	note(k);
+	note(&fs->watch, k);
 }
 
 static void echo_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 			struct fuse_file_info *fi)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	uint64_t k = key_name(parent, name);
 
-	note(k);
+	note(&fs->watch, k);
 	orig.create(req, parent, name, mode, fi);
-	note(k);
+	note(&fs->watch, k);
 }
 
 /* Handlers that change a node's attributes or data. */
 static void echo_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	bool w = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
 
 	if (w) /* a truncation; a writable descriptor's close reports IN_CLOSE_WRITE */
-		note(key_node(ino));
+		note(&fs->watch, key_node(ino));
 	orig.open(req, ino, fi);
 	if (w)
-		note(key_node(ino));
+		note(&fs->watch, key_node(ino));
 }
 
 static void echo_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 			 struct fuse_file_info *fi)
 {
-	note(key_node(ino));
+	struct accelfs *fs = fuse_req_userdata(req);
+
+	note(&fs->watch, key_node(ino));
 	orig.setattr(req, ino, attr, to_set, fi);
-	note(key_node(ino));
+	note(&fs->watch, key_node(ino));
 }
 
 static void echo_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			  size_t size, int flags)
 {
-	note(key_node(ino));
+	struct accelfs *fs = fuse_req_userdata(req);
+
+	note(&fs->watch, key_node(ino));
 	orig.setxattr(req, ino, name, value, size, flags);
-	note(key_node(ino));
+	note(&fs->watch, key_node(ino));
 }
 
 static void echo_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	note(key_node(ino));
+	struct accelfs *fs = fuse_req_userdata(req);
+
+	note(&fs->watch, key_node(ino));
 	orig.removexattr(req, ino, name);
-	note(key_node(ino));
+	note(&fs->watch, key_node(ino));
 }
 
 static void echo_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
 			   struct fuse_file_info *fi)
 {
-	note(key_node(ino)); /* usually one load: noted by the handle's last write */
+	struct accelfs *fs = fuse_req_userdata(req);
+
+	note(&fs->watch, key_node(ino)); /* usually one load: noted by the handle's last write */
 	orig.write_buf(req, ino, bufv, off, fi);
 }
 
 static void echo_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 			   struct fuse_file_info *fi)
 {
-	note(key_node(ino));
+	struct accelfs *fs = fuse_req_userdata(req);
+
+	note(&fs->watch, key_node(ino));
 	orig.fallocate(req, ino, mode, offset, length, fi);
-	note(key_node(ino));
+	note(&fs->watch, key_node(ino));
 }
 
 static void echo_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 				 struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 				 struct fuse_file_info *fi_out, size_t len, int flags)
 {
-	note(key_node(ino_out));
+	struct accelfs *fs = fuse_req_userdata(req);
+
+	note(&fs->watch, key_node(ino_out));
 	orig.copy_file_range(req, ino_in, off_in, fi_in, ino_out, off_out, fi_out, len, flags);
-	note(key_node(ino_out));
+	note(&fs->watch, key_node(ino_out));
 }
 
 /*
@@ -249,35 +269,38 @@ static bool writable(const struct fuse_file_info *fi)
 
 static void echo_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	bool w = writable(fi);
 
 	if (w)
-		note(key_node(ino));
+		note(&fs->watch, key_node(ino));
 	orig.flush(req, ino, fi);
 	if (w)
-		note(key_node(ino));
+		note(&fs->watch, key_node(ino));
 }
 
 static void echo_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	bool w = writable(fi);
 
 	if (w)
-		note(key_node(ino));
+		note(&fs->watch, key_node(ino));
 	orig.fsync(req, ino, datasync, fi);
 	if (w)
-		note(key_node(ino));
+		note(&fs->watch, key_node(ino));
 }
 
 static void echo_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct accelfs *fs = fuse_req_userdata(req);
 	bool w = writable(fi); /* before the handle is freed */
 
 	if (w)
-		note(key_node(ino));
+		note(&fs->watch, key_node(ino));
 	orig.release(req, ino, fi);
 	if (w)
-		note(key_node(ino));
+		note(&fs->watch, key_node(ino));
 }
 
 #define WRAP(op)                             \
@@ -286,11 +309,11 @@ static void echo_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *
 			ops->op = echo_##op; \
 	} while (0)
 
-void watch_echo_wrap(struct fuse_lowlevel_ops *ops)
+void watch_echo_wrap(struct accelfs *fs, struct fuse_lowlevel_ops *ops)
 {
-	if (watch_mode() != WATCH_INOTIFY)
+	if (fs->watch.mode != WATCH_INOTIFY) /* settled before the workers start */
 		return;
-	echo_on = true;
+	fs->watch.echo_on = true;
 	orig = *ops;
 	WRAP(mknod);
 	WRAP(mkdir);

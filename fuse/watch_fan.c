@@ -111,11 +111,11 @@ static void fan_event(struct accelfs *fs, const struct fanotify_event_metadata *
 		if (!fh)
 			return;
 		if (name && strcmp(name, ".")) {
-			c.parent = inode_fh_find(fh, false, NULL);
+			c.parent = inode_fh_find(&fs->inodes, fh, false, NULL);
 			c.name = name;
 		} else if (name || fid->hdr.info_type == FAN_EVENT_INFO_TYPE_FID) {
-			c.ino =
-			    inode_fh_find(fh, md->mask & (FAN_ATTRIB | FAN_MODIFY), &c.pt_writer);
+			c.ino = inode_fh_find(&fs->inodes, fh, md->mask & (FAN_ATTRIB | FAN_MODIFY),
+					      &c.pt_writer);
 		}
 	}
 	if (md->mask & (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO))

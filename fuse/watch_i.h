@@ -29,15 +29,6 @@ struct watch_change {
 	pid_t pt_writer;   /* @ino's inode.pt_writer when found (fanotify), else 0 */
 };
 
-/* Counters published in the state file (atomic). */
-struct watch_counters {
-	uint64_t events;
-	uint64_t invalidations;
-	uint64_t overflows;
-	uint64_t unwatched; /* inotify: directory nodes that could not be watched */
-};
-extern struct watch_counters watch_counters;
-
 /* watch_inval.c: tell the kernel; no lock may be held by the caller. */
 void watch_apply(struct accelfs *fs, const struct watch_change *c);
 /* The event queue overflowed: invalidate everything the kernel holds. */
@@ -49,27 +40,26 @@ int watch_fan_open(const char *source, char *why, size_t len);
 int watch_fan_read(struct accelfs *fs, int fd, pid_t self);
 
 /* watch.c: the mode now (atomic; only a failure turns it off) */
-enum watch_mode watch_mode(void);
-/* The timeouts without a watcher (names and attributes inotify cannot cover). */
-void watch_short_timeouts(double *entry, double *attr);
+enum watch_mode watch_mode(struct accelfs *fs);
 
 /* watch_ino.c: inotify, watching SOURCE's root: a descriptor or -errno (@why said). */
 int watch_ino_open(struct accelfs *fs, char *why, size_t len);
 /* Read and apply every queued event; -errno if the descriptor failed. */
 int watch_ino_read(struct accelfs *fs, int fd);
 /* Close the descriptor and free the map (the thread is stopped). */
-void watch_ino_close(void);
+void watch_ino_close(struct accelfs *fs);
 /* @n is given to the kernel under @p in @e: watch it if a directory, and
  * shorten @e's timeouts where no watch covers them. */
-void watch_ino_entry(struct inode *p, struct inode *n, struct fuse_entry_param *e);
+void watch_ino_entry(struct accelfs *fs, struct inode *p, struct inode *n,
+		     struct fuse_entry_param *e);
 /* @n is being freed: its watch goes. */
-void watch_ino_forget(struct inode *n);
+void watch_ino_forget(struct accelfs *fs, struct inode *n);
 
 /* watch_echo.c: the mount's own changes, noted by the wrapped handlers */
 /* An event this soon after the daemon's own change is its echo: measured, the watcher
  * reads an echo within one 4 ms tick of the coarse clock (docs/bench/inotify-echo-window.json). */
 #define ECHO_WINDOW_MS 100
 /* Is @c (what, parent, name, ino set) the echo of one of the daemon's own changes? */
-bool watch_echo_match(const struct watch_change *c);
+bool watch_echo_match(struct accelfs *fs, const struct watch_change *c);
 
 #endif

@@ -56,13 +56,6 @@ struct wd_slot {
 	struct inode *n;
 };
 
-static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct wd_slot *map; /* open addressing on wd; map_lock */
-static size_t map_size;	    /* power of two; map_lock */
-static size_t map_count;    /* map_lock */
-static int ino_fd = -1;	    /* map_lock to close (watch_stop); the watcher reads it */
-static bool logged;	    /* the first refusal was logged; map_lock */
-
 static fuse_ino_t node_id(struct accelfs *fs, struct inode *n)
 {
 	return n == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
@@ -74,67 +67,67 @@ static size_t wd_slot(int wd, size_t size)
 }
 
 /* map_lock held: the slot of @wd, or of the free slot where it would go. */
-static struct wd_slot *map_find(int wd)
+static struct wd_slot *map_find(struct watch *w, int wd)
 {
-	size_t i = wd_slot(wd, map_size);
+	size_t i = wd_slot(wd, w->map_size);
 
-	while (map[i].wd && map[i].wd != wd)
-		i = (i + 1) & (map_size - 1);
-	return &map[i];
+	while (w->map[i].wd && w->map[i].wd != wd)
+		i = (i + 1) & (w->map_size - 1);
+	return &w->map[i];
 }
 
 /* map_lock held: room for one more (load <= 1/2); -ENOMEM. */
-static int map_reserve(void)
+static int map_reserve(struct watch *w)
 {
-	size_t nsize = map_size ? map_size * 2 : 1024;
-	struct wd_slot *old = map, *nm;
-	size_t osize = map_size;
+	size_t nsize = w->map_size ? w->map_size * 2 : 1024;
+	struct wd_slot *old = w->map, *nm;
+	size_t osize = w->map_size;
 
-	if (map_size && (map_count + 1) * 2 <= map_size)
+	if (w->map_size && (w->map_count + 1) * 2 <= w->map_size)
 		return 0;
 	nm = calloc(nsize, sizeof(*nm));
 	if (!nm)
 		return -ENOMEM;
-	map = nm;
-	map_size = nsize;
+	w->map = nm;
+	w->map_size = nsize;
 	for (size_t i = 0; i < osize; i++)
 		if (old[i].wd)
-			*map_find(old[i].wd) = old[i];
+			*map_find(w, old[i].wd) = old[i];
 	free(old);
 	return 0;
 }
 
 /* map_lock held: remove @s (backward shift, so probing stays unbroken). */
-static void map_del(struct wd_slot *s)
+static void map_del(struct watch *w, struct wd_slot *s)
 {
-	size_t i = (size_t)(s - map), j = i;
+	size_t i = (size_t)(s - w->map), j = i;
 
-	map[i].wd = 0;
-	map_count--;
+	w->map[i].wd = 0;
+	w->map_count--;
 	for (;;) {
 		size_t home;
 
-		j = (j + 1) & (map_size - 1);
-		if (!map[j].wd)
+		j = (j + 1) & (w->map_size - 1);
+		if (!w->map[j].wd)
 			return;
-		home = wd_slot(map[j].wd, map_size);
+		home = wd_slot(w->map[j].wd, w->map_size);
 		/* can map[j] move to the hole at i? (its home is not in (i, j]) */
 		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-			map[i] = map[j];
-			map[j].wd = 0;
+			w->map[i] = w->map[j];
+			w->map[j].wd = 0;
 			i = j;
 		}
 	}
 }
 
 /* map_lock held: @n cannot be watched (-@err). */
-static void refused(struct inode *n, int err)
+static void refused(struct watch *w, struct inode *n, int err)
 {
 	__atomic_store_n(&n->watch_wd, -1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&watch_counters.unwatched, 1, __ATOMIC_RELAXED);
-	if (logged)
+	__atomic_add_fetch(&w->counters.unwatched, 1, __ATOMIC_RELAXED);
+	if (w->logged)
 		return;
-	logged = true;
+	w->logged = true;
 	log_msg(LOG_WARNING,
 		"watch: inotify: cannot watch a directory (%s%s): names and attributes under "
 		"directories not watched use the short timeouts (accel stat: watch_unwatched)",
@@ -142,7 +135,7 @@ static void refused(struct inode *n, int err)
 }
 
 /* map_lock held: watch @n through its own descriptor; 0 or -errno. */
-static int add_locked(struct inode *n)
+static int add_locked(struct watch *w, struct inode *n)
 {
 	char path[PROC_FD_LEN];
 	int fd, wd, err = 0;
@@ -151,26 +144,26 @@ static int add_locked(struct inode *n)
 
 	if (n->watch_wd)
 		return n->watch_wd > 0 ? 0 : -EACCES;
-	if (ino_fd < 0)
+	if (w->ino_fd < 0)
 		return -EBADF; /* stopped */
 	fd = inode_fd_get(n);
 	suspended = creds_suspend(); /* the daemon's watch, not the caller's */
-	wd = INODE_FD_OR(fd, inotify_add_watch(ino_fd, proc_fd_path(fd, path), INO_MASK));
+	wd = INODE_FD_OR(fd, inotify_add_watch(w->ino_fd, proc_fd_path(fd, path), INO_MASK));
 	err = errno;
 	if (creds_resume(suspended)) {
 		log_msg(LOG_CRIT, "cannot take the caller's credentials again: stopping");
 		abort();
 	}
 	inode_fd_put(n, fd);
-	if (wd >= 0 && map_reserve())
+	if (wd >= 0 && map_reserve(w))
 		err = ENOMEM; /* the watch stays, unused: events on it are dropped */
 	if (wd < 0 || err == ENOMEM) {
-		refused(n, err);
+		refused(w, n, err);
 		return -err;
 	}
-	s = map_find(wd);
+	s = map_find(w, wd);
 	if (!s->wd) /* else the inode's watch already stood for another node: now this one's */
-		map_count++;
+		w->map_count++;
 	*s = (struct wd_slot){ wd, n };
 	__atomic_store_n(&n->watch_wd, wd, __ATOMIC_RELAXED);
 	return 0;
@@ -178,75 +171,79 @@ static int add_locked(struct inode *n)
 
 int watch_ino_open(struct accelfs *fs, char *why, size_t len)
 {
+	struct watch *w = &fs->watch;
 	int ret;
 
-	ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (ino_fd < 0) {
+	w->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->ino_fd < 0) {
 		ret = -errno;
 		snprintf(why, len, "inotify_init1: %s", strerror(-ret));
 		return ret;
 	}
-	pthread_mutex_lock(&map_lock);
-	ret = add_locked(&fs->root);
-	pthread_mutex_unlock(&map_lock);
+	pthread_mutex_lock(&w->map_lock);
+	ret = add_locked(w, &fs->root);
+	pthread_mutex_unlock(&w->map_lock);
 	if (ret) {
 		snprintf(why, len, "cannot watch SOURCE: %s", strerror(-ret));
-		close(ino_fd);
-		ino_fd = -1;
+		close(w->ino_fd);
+		w->ino_fd = -1;
 		return ret;
 	}
-	return ino_fd;
+	return w->ino_fd;
 }
 
-void watch_ino_entry(struct inode *p, struct inode *n, struct fuse_entry_param *e)
+void watch_ino_entry(struct accelfs *fs, struct inode *p, struct inode *n,
+		     struct fuse_entry_param *e)
 {
-	double se, sa;
+	struct watch *w = &fs->watch;
 
 	if (S_ISDIR(n->type) && !__atomic_load_n(&n->watch_wd, __ATOMIC_RELAXED)) {
-		pthread_mutex_lock(&map_lock);
-		add_locked(n);
-		pthread_mutex_unlock(&map_lock);
+		pthread_mutex_lock(&w->map_lock);
+		add_locked(w, n);
+		pthread_mutex_unlock(&w->map_lock);
 	}
 	/* the parent cannot be forgotten while the kernel waits for this reply */
 	if (__atomic_load_n(&p->watch_wd, __ATOMIC_RELAXED) <= 0 ||
 	    (S_ISREG(e->attr.st_mode) && e->attr.st_nlink > 1))
 		__atomic_store_n(&n->watch_short, true, __ATOMIC_RELAXED);
-	watch_short_timeouts(&se, &sa);
+	/* the timeouts without a watcher, set before the workers start */
 	if (__atomic_load_n(&p->watch_wd, __ATOMIC_RELAXED) <= 0)
-		e->entry_timeout = se;
+		e->entry_timeout = w->short_entry;
 	if (__atomic_load_n(&n->watch_short, __ATOMIC_RELAXED))
-		e->attr_timeout = sa;
+		e->attr_timeout = w->short_attr;
 }
 
-void watch_ino_forget(struct inode *n)
+void watch_ino_forget(struct accelfs *fs, struct inode *n)
 {
+	struct watch *w = &fs->watch;
 	struct wd_slot *s;
 
 	if (!__atomic_load_n(&n->watch_wd, __ATOMIC_RELAXED))
 		return;
-	pthread_mutex_lock(&map_lock);
-	if (n->watch_wd > 0 && map_size) {
-		s = map_find(n->watch_wd);
+	pthread_mutex_lock(&w->map_lock);
+	if (n->watch_wd > 0 && w->map_size) {
+		s = map_find(w, n->watch_wd);
 		if (s->wd && s->n == n) {
-			map_del(s);
-			inotify_rm_watch(ino_fd, n->watch_wd); /* under map_lock: no add races it */
+			map_del(w, s);
+			inotify_rm_watch(w->ino_fd,
+					 n->watch_wd); /* under map_lock: no add races it */
 		}
 	} else if (n->watch_wd < 0) {
-		__atomic_sub_fetch(&watch_counters.unwatched, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&w->counters.unwatched, 1, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&n->watch_wd, 0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&map_lock);
+	pthread_mutex_unlock(&w->map_lock);
 }
 
 /* map_lock held: the directory's watch went (deleted, or its file system unmounted). */
-static void ignored_locked(struct wd_slot *s)
+static void ignored_locked(struct watch *w, struct wd_slot *s)
 {
 	struct inode *n = s->n;
 
-	map_del(s);
+	map_del(w, s);
 	/* names given under it from now on: the short timeouts */
 	__atomic_store_n(&n->watch_wd, -1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&watch_counters.unwatched, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&w->counters.unwatched, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -257,21 +254,22 @@ static void ignored_locked(struct wd_slot *s)
 static bool ino_change(struct accelfs *fs, const struct inotify_event *ev, struct watch_change *c,
 		       struct stat *st)
 {
+	struct watch *w = &fs->watch;
 	const uint32_t need_child =
 	    IN_CREATE | IN_MOVED_TO | IN_ATTRIB | IN_MODIFY | IN_CLOSE_WRITE;
 	bool have = false;
 	struct wd_slot *s;
 	int fd;
 
-	pthread_mutex_lock(&map_lock);
-	s = map_size ? map_find(ev->wd) : NULL;
+	pthread_mutex_lock(&w->map_lock);
+	s = w->map_size ? map_find(w, ev->wd) : NULL;
 	if (!s || !s->wd) {
-		pthread_mutex_unlock(&map_lock);
+		pthread_mutex_unlock(&w->map_lock);
 		return false;
 	}
 	if (ev->mask & IN_IGNORED) {
-		ignored_locked(s);
-		pthread_mutex_unlock(&map_lock);
+		ignored_locked(w, s);
+		pthread_mutex_unlock(&w->map_lock);
 		return false;
 	}
 	if (ev->len && (ev->mask & need_child)) {
@@ -285,7 +283,7 @@ static bool ino_change(struct accelfs *fs, const struct inotify_event *ev, struc
 	} else {
 		c->ino = node_id(fs, s->n); /* the directory itself */
 	}
-	pthread_mutex_unlock(&map_lock);
+	pthread_mutex_unlock(&w->map_lock);
 	if (have)
 		c->ino = inode_find_id(fs, st->st_dev, st->st_ino, false);
 	return true;
@@ -325,7 +323,7 @@ static void ino_event(struct accelfs *fs, const struct inotify_event *ev)
 		return;
 	c.what = ino_what(ev, &c);
 	c.dir = ev->mask & IN_ISDIR;
-	if (!c.what || watch_echo_match(&c))
+	if (!c.what || watch_echo_match(fs, &c))
 		return;
 	/* as fanotify does: a file changed outside gets a new node at its next
 	 * lookup (must_retire, inode.c); found again: it may have gone since */
@@ -362,14 +360,16 @@ int watch_ino_read(struct accelfs *fs, int fd)
 	return n < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
 }
 
-void watch_ino_close(void)
+void watch_ino_close(struct accelfs *fs)
 {
-	pthread_mutex_lock(&map_lock);
-	if (ino_fd >= 0)
-		close(ino_fd);
-	ino_fd = -1;
-	free(map);
-	map = NULL;
-	map_size = map_count = 0;
-	pthread_mutex_unlock(&map_lock);
+	struct watch *w = &fs->watch;
+
+	pthread_mutex_lock(&w->map_lock);
+	if (w->ino_fd >= 0)
+		close(w->ino_fd);
+	w->ino_fd = -1;
+	free(w->map);
+	w->map = NULL;
+	w->map_size = w->map_count = 0;
+	pthread_mutex_unlock(&w->map_lock);
 }

@@ -28,26 +28,24 @@
 #include "probes.h"
 #include "watch_i.h"
 
-struct watch_counters watch_counters;
-
 enum { INVAL_ENTRY = 1, INVAL_ATTR = 2, INVAL_DATA = 3, INVAL_ALL = 4 };
 
-static void counted(int kind, fuse_ino_t ino, int ret)
+static void counted(struct accelfs *fs, int kind, fuse_ino_t ino, int ret)
 {
 	(void)ret; /* -ENOENT: the kernel did not hold it, which is fine */
-	__atomic_add_fetch(&watch_counters.invalidations, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&fs->watch.counters.invalidations, 1, __ATOMIC_RELAXED);
 	ACCEL_PROBE2(watch_invalidate, kind, (uint64_t)ino);
 }
 
 static void inval_entry(struct accelfs *fs, fuse_ino_t parent, const char *name)
 {
-	counted(INVAL_ENTRY, parent,
+	counted(fs, INVAL_ENTRY, parent,
 		fuse_lowlevel_notify_inval_entry(fs->se, parent, name, strlen(name)));
 }
 
 static void inval_inode(struct accelfs *fs, fuse_ino_t ino, bool data)
 {
-	counted(data ? INVAL_DATA : INVAL_ATTR, ino,
+	counted(fs, data ? INVAL_DATA : INVAL_ATTR, ino,
 		fuse_lowlevel_notify_inval_inode(fs->se, ino, data ? 0 : -1, 0));
 }
 
@@ -76,7 +74,7 @@ void watch_apply(struct accelfs *fs, const struct watch_change *c)
 {
 	bool data = c->what & WATCH_DATA;
 
-	__atomic_add_fetch(&watch_counters.events, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&fs->watch.counters.events, 1, __ATOMIC_RELAXED);
 	if (own_passthrough_write(c))
 		return;
 	if ((c->what & WATCH_NAME) && c->parent && c->name) {
@@ -90,7 +88,7 @@ void watch_apply(struct accelfs *fs, const struct watch_change *c)
 		if (data) {
 			fuse_ino_t ino = c->ino;
 
-			open_files_foreach(mark_changed, &ino);
+			open_files_foreach(fs, mark_changed, &ino);
 		}
 	}
 	/* Also when the object is not (or no longer) in the index: the name
@@ -110,12 +108,12 @@ void watch_overflow(struct accelfs *fs)
 	fuse_ino_t *ids;
 	size_t n = inode_all_ids(fs, &ids);
 
-	__atomic_add_fetch(&watch_counters.overflows, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&fs->watch.counters.overflows, 1, __ATOMIC_RELAXED);
 #if FUSE_MAJOR_VERSION > 3 || (FUSE_MAJOR_VERSION == 3 && FUSE_MINOR_VERSION >= 18)
-	counted(INVAL_ALL, 0, fuse_lowlevel_notify_increment_epoch(fs->se));
+	counted(fs, INVAL_ALL, 0, fuse_lowlevel_notify_increment_epoch(fs->se));
 #endif
 	for (size_t i = 0; ids && i < n; i++)
 		inval_inode(fs, ids[i], true);
 	free(ids);
-	open_files_foreach(mark_changed, NULL);
+	open_files_foreach(fs, mark_changed, NULL);
 }

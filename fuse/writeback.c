@@ -36,19 +36,9 @@
 #include "times.h"
 #include "watch.h"
 
-static uint32_t owner; /* our pid: the owner of our dirty buffers */
-static pthread_t flusher;
-static bool flusher_running;
-static pthread_mutex_t flusher_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t flusher_cond = PTHREAD_COND_INITIALIZER;
-static bool flusher_stop;
-/*
- * sync=relaxed: fsync(2) returns at once, and the flusher's next background
- * sync (relaxed_sync) makes what it covered durable: a power cut loses at
- * most about flush_interval of what relaxed fsyncs acknowledged. The count
- * of syncs owed; atomic.
- */
-static uint64_t relaxed_debt;
+/* Process-wide by nature: the pool knows dirty buffers by the pid of the
+ * process that deferred them (set by wb_start, after daemonising). */
+static uint32_t owner;
 
 static uint64_t realtime_ns(void)
 {
@@ -178,7 +168,7 @@ static ssize_t backend_write_fn(void *arg, const void *buf, size_t len, uint64_t
 	size_t done = 0;
 	uid_t prev;
 
-	watch_echo_node((fuse_ino_t)(uintptr_t)of->inode); /* not an outside change */
+	watch_echo_node(of->fs, (fuse_ino_t)(uintptr_t)of->inode); /* not an outside change */
 	prev = creds_write_as(of->uid);			   /* its opener's reserve (creds.h) */
 	while (done < len && n >= 0) {
 		n = backend_pwrite(fd, (const uint8_t *)buf + done, len - done,
@@ -300,7 +290,7 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	pthread_mutex_unlock(&n->wb_lock);
 	/* an O_SYNC write deferred under sync=relaxed: owed a background sync */
 	if (ret >= 0 && (of->flags & O_DSYNC))
-		__atomic_add_fetch(&relaxed_debt, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&of->fs->flusher.relaxed_debt, 1, __ATOMIC_RELEASE);
 	return ret;
 }
 
@@ -394,9 +384,9 @@ static void flush_same_file(struct open_file *of, void *arg)
  * our handles deferred them, so that their write-back does not move the
  * mtime afterwards. A failure stays with the file (next fsync or close).
  */
-void wb_flush_file(const struct inode *n)
+void wb_flush_file(struct accelfs *fs, const struct inode *n)
 {
-	open_files_foreach_pinned(OPEN_FILES_DEFERRED, flush_same_file, (void *)n);
+	open_files_foreach_pinned(fs, OPEN_FILES_DEFERRED, flush_same_file, (void *)n);
 }
 
 /* Flush everything now; the result (or an earlier flush's error) is the caller's. */
@@ -442,7 +432,7 @@ void wb_last_close(struct open_file *of)
 /* fsync under sync=relaxed: nothing is written now; an earlier failure still is reported. */
 int wb_fsync_relaxed(struct open_file *of)
 {
-	__atomic_add_fetch(&relaxed_debt, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&of->fs->flusher.relaxed_debt, 1, __ATOMIC_RELEASE);
 	return __atomic_exchange_n(&of->inode->wb_err, 0, __ATOMIC_RELAXED);
 }
 
@@ -460,8 +450,7 @@ static void flush_every(struct open_file *of, void *arg)
 /* At unmount and SIGTERM: everything deferred goes to SOURCE. */
 void wb_flush_all(struct accelfs *fs)
 {
-	(void)fs;
-	open_files_foreach_pinned(OPEN_FILES_DEFERRED, flush_every, NULL);
+	open_files_foreach_pinned(fs, OPEN_FILES_DEFERRED, flush_every, NULL);
 }
 
 /* One line per file whose deferred bytes a dead daemon left (I9, cache/recover.c). */
@@ -514,17 +503,18 @@ static void check_written(struct open_file *of, void *arg)
 
 static void relaxed_sync(struct accelfs *fs, int src_fd, uint64_t *last)
 {
-	uint64_t debt = __atomic_load_n(&relaxed_debt, __ATOMIC_ACQUIRE), now = now_ns();
+	uint64_t debt = __atomic_load_n(&fs->flusher.relaxed_debt, __ATOMIC_ACQUIRE),
+		 now = now_ns();
 
 	if (!debt || src_fd < 0 || now - *last < (uint64_t)(fs->opts.flush_interval * 5e8))
 		return;
-	__atomic_sub_fetch(&relaxed_debt, debt, __ATOMIC_RELAXED);
-	open_files_foreach_pinned(OPEN_FILES_DEFERRED, flush_every, NULL);
+	__atomic_sub_fetch(&fs->flusher.relaxed_debt, debt, __ATOMIC_RELAXED);
+	open_files_foreach_pinned(fs, OPEN_FILES_DEFERRED, flush_every, NULL);
 	if (syncfs(src_fd)) {
 		log_msg(LOG_WARNING, "sync=relaxed: syncfs of %s: %s", fs->source_real,
 			strerror(errno));
 		/* whose: reported at their next fsync and writer's close */
-		open_files_foreach_pinned(OPEN_FILES_WRITTEN, check_written, NULL);
+		open_files_foreach_pinned(fs, OPEN_FILES_WRITTEN, check_written, NULL);
 	}
 	*last = now;
 }
@@ -532,13 +522,14 @@ static void relaxed_sync(struct accelfs *fs, int src_fd, uint64_t *last)
 static void *flusher_main(void *arg)
 {
 	struct accelfs *fs = arg;
+	struct wb_flusher *w = &fs->flusher;
 	uint64_t period = (uint64_t)(fs->opts.flush_interval * 1e9 / 4), last_sync = 0;
 	unsigned int ticks = 0;
 	/* a descriptor syncfs takes (not O_PATH) */
 	int src_fd = open(fs->source_real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	pthread_mutex_lock(&flusher_lock);
-	while (!flusher_stop) {
+	pthread_mutex_lock(&w->lock);
+	while (!w->stop) {
 		struct timespec ts;
 		uint64_t before;
 
@@ -546,18 +537,18 @@ static void *flusher_main(void *arg)
 		before = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + period;
 		ts.tv_sec = (time_t)(before / 1000000000ULL);
 		ts.tv_nsec = (long)(before % 1000000000ULL);
-		pthread_cond_timedwait(&flusher_cond, &flusher_lock, &ts);
-		if (flusher_stop)
+		pthread_cond_timedwait(&w->cond, &w->lock, &ts);
+		if (w->stop)
 			break;
-		pthread_mutex_unlock(&flusher_lock);
+		pthread_mutex_unlock(&w->lock);
 		before = realtime_ns() - (uint64_t)(fs->opts.flush_interval * 1e9);
-		open_files_foreach_pinned(OPEN_FILES_DEFERRED, flush_old, &before);
+		open_files_foreach_pinned(fs, OPEN_FILES_DEFERRED, flush_old, &before);
 		relaxed_sync(fs, src_fd, &last_sync);
 		if (++ticks % 16 == 0 && fs->pool)
 			pool_recover_all(fs->pool, wb_recover_log, NULL);
-		pthread_mutex_lock(&flusher_lock);
+		pthread_mutex_lock(&w->lock);
 	}
-	pthread_mutex_unlock(&flusher_lock);
+	pthread_mutex_unlock(&w->lock);
 	if (src_fd >= 0)
 		close(src_fd);
 	return NULL;
@@ -565,6 +556,8 @@ static void *flusher_main(void *arg)
 
 int wb_start(struct accelfs *fs)
 {
+	struct wb_flusher *w = &fs->flusher;
+
 	owner = (uint32_t)getpid();
 	if (!fs->pool)
 		return 0;
@@ -572,20 +565,22 @@ int wb_start(struct accelfs *fs)
 	pool_recover_all(fs->pool, wb_recover_log, NULL);
 	/* also without deferred write: sync=relaxed (per mount, or a file's
 	 * attribute) needs its background sync */
-	if (pthread_create(&flusher, NULL, flusher_main, fs))
+	if (pthread_create(&w->thread, NULL, flusher_main, fs))
 		return -EAGAIN;
-	flusher_running = true;
+	w->running = true;
 	return 0;
 }
 
-void wb_stop(void)
+void wb_stop(struct accelfs *fs)
 {
-	if (!flusher_running)
+	struct wb_flusher *w = &fs->flusher;
+
+	if (!w->running)
 		return;
-	pthread_mutex_lock(&flusher_lock);
-	flusher_stop = true;
-	pthread_cond_signal(&flusher_cond);
-	pthread_mutex_unlock(&flusher_lock);
-	pthread_join(flusher, NULL);
-	flusher_running = false;
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	w->running = false;
 }

@@ -13,6 +13,8 @@
 #include "clock.h"
 #include "probes.h"
 
+/* Process-wide by nature: one backend for every thread of the process, and
+ * statistics summed over those threads (each keeps its own, thread-local). */
 static enum backend_kind active = BACKEND_SYNC;
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;

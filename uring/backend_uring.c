@@ -46,6 +46,8 @@ struct thread_ring {
 	unsigned int depth;
 };
 
+/* Process-wide by nature: each thread's ring is its own (thread-local); the
+ * depth they are made with is the process's, set once by uring_probe(). */
 static unsigned int ring_depth = 64;
 static pthread_key_t ring_key;
 static pthread_once_t ring_once = PTHREAD_ONCE_INIT;

@@ -64,6 +64,8 @@ struct engine {
 	uint64_t efd_buf; /* the eventfd read's target; static storage outlives the ring */
 };
 
+/* Process-wide by nature: the process's one prefetch engine (its thread and
+ * ring), which the read-ahead of every mount it serves submits to. */
 static struct engine eng = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.ready_cond = PTHREAD_COND_INITIALIZER,
