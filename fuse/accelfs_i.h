@@ -159,7 +159,7 @@ struct open_file {
 	struct inode *inode;	 /* the node it was opened on (holds a kernel reference) */
 	int fd;
 	struct stream *stream; /* buffer cache stream, NULL if not cached */
-	int dfd; /* atomic: O_DIRECT descriptor for buffer fills, -1, or -2: at the first fill */
+	int dfd; /* atomic: O_DIRECT descriptor for fills, -1, or FILL_FD_LATER (fill_fd.h) */
 	bool wrote; /* atomic: a write reached SOURCE or the pool (revalidate at close) */
 	uint64_t
 	    known_size; /* atomic: size last seen (open or fstat); reads below skip EOF checks */
@@ -480,8 +480,6 @@ int cache_io_open(struct open_file *of, const struct stat *st, const struct tuni
 void cache_io_count_passthrough(struct accelfs *fs, bool ok);
 /* @st: the file's attributes after its last write if the caller has them, else NULL */
 void cache_io_close(struct open_file *of, const struct stat *st);
-/* The descriptor bucket fills read (backend_io=direct: O_DIRECT, opened on first use). */
-int cache_io_fill_fd(struct open_file *of);
 ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off);
 int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len);
 void cache_io_write_end(struct open_file *of, uint64_t off, ssize_t res);

@@ -22,6 +22,7 @@
 
 #include "accelfs_i.h"
 #include "creds.h"
+#include "fill_fd.h"
 #include "pool.h"
 #include "shmlock.h"
 #include "stream.h"
@@ -185,43 +186,6 @@ static void pool_watch(struct accelfs *fs)
 	__atomic_store_n(&logged, n, __ATOMIC_RELAXED);
 }
 
-/*
- * backend_io=direct: a second descriptor with O_DIRECT, used only to fill
- * whole buckets (aligned offsets and lengths, page-aligned buffers), so
- * SOURCE's data lives in the pool instead of also in the page cache. A file
- * system that refuses O_DIRECT (tmpfs, some FUSE and network ones) gets
- * buffered fills and one warning. Opened at the first fill, not at open:
- * most opens of a file being created or written never fill a bucket, and on
- * a network SOURCE each open is a round trip (a gluster OPEN per file of an
- * untar). of->dfd: DFD_LATER until then; parallel first fills race with a
- * compare-and-swap, the loser closing its own.
- */
-#define DFD_LATER (-2)
-
-int cache_io_fill_fd(struct open_file *of)
-{
-	static bool warned;
-	char proc[PROC_FD_LEN];
-	int expected = DFD_LATER, fd = __atomic_load_n(&of->dfd, __ATOMIC_ACQUIRE);
-
-	if (fd == DFD_LATER) {
-		fd = open(proc_fd_path(of->fd, proc), O_RDONLY | O_DIRECT | O_CLOEXEC);
-		if (fd < 0 && !__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
-			log_msg(LOG_WARNING,
-				"backend_io=direct: %s refuses O_DIRECT (%s); using buffered reads",
-				of->fs->source_real, strerror(errno));
-		if (fd < 0)
-			fd = -1;
-		if (!__atomic_compare_exchange_n(&of->dfd, &expected, fd, false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_ACQUIRE)) {
-			if (fd >= 0)
-				close(fd);
-			fd = expected; /* the winner's */
-		}
-	}
-	return fd >= 0 ? fd : of->fd;
-}
-
 int cache_io_open(struct open_file *of, const struct stat *st, const struct tuning_values *tv)
 {
 	struct accelfs *fs = of->fs;
@@ -256,7 +220,7 @@ int cache_io_open(struct open_file *of, const struct stat *st, const struct tuni
 		stream_set_exact(of->stream); /* another host's bytes may sit between two writes */
 	of->next_check = now_ns() + (uint64_t)(fs->opts.revalidate * 1e9);
 	if (of->stream && fs->opts.backend_direct)
-		of->dfd = DFD_LATER;
+		of->dfd = FILL_FD_LATER;
 	wb_open(of, t.deferred, t.sync);
 	of->readahead_max = t.readahead_max;
 	return 0;
@@ -356,7 +320,7 @@ static ssize_t read_backend(void *arg, void *buf, size_t len, uint64_t off)
 {
 	struct open_file *of = arg;
 
-	return backend_pread(cache_io_fill_fd(of), buf, len, (off_t)off);
+	return backend_pread(fill_fd_get(of), buf, len, (off_t)off);
 }
 
 /*

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "fill_fd.h"
 #include "prefetch.h"
 #include "stream.h"
 
@@ -155,7 +156,7 @@ static void issue(struct readahead *ra, struct open_file *of, const struct strea
 		return; /* everything in flight already: skip, the reader is not waiting */
 	s->first = run->first;
 	s->req = (struct prefetch_req){
-		.fd = dup(cache_io_fill_fd(of)),
+		.fd = dup(fill_fd_get(of)),
 		.off = run->first * ra->bsize,
 		.len = (uint32_t)(len < ra->slot_bytes ? len : ra->slot_bytes),
 		.buf = s->buf,
