@@ -250,6 +250,9 @@ struct inode_table {
 	size_t size;	      /* power of two */
 	size_t count;
 	struct inode *retired; /* retired nodes the kernel still holds, via hnext */
+	/* atomic: nodes marked stale (inode_mark_stale), so that a lookup finding
+	 * none takes no table lock to ask (inode_take_stale) */
+	unsigned int stale_marks;
 	/* set once before serving (inode_set_free_hook), then read only */
 	void (*free_hook)(struct accelfs *fs, struct inode *n);
 	struct fh_index fh;
@@ -303,6 +306,8 @@ struct inode *inode_ref(struct accelfs *fs, int fd, const struct stat *st, int *
 struct inode *inode_ref_known(struct accelfs *fs, const struct stat *st);
 /* Whether @st's object has a node whose open failed with ESTALE since the
  * last call (clears it): its name must be looked up at SOURCE's server. */
+/* An open of @n failed with ESTALE: the next lookup leading to it asks SOURCE's server. */
+void inode_mark_stale(struct accelfs *fs, struct inode *n);
 bool inode_take_stale(struct accelfs *fs, const struct stat *st);
 void inode_unref(struct accelfs *fs, struct inode *inode, uint64_t n);
 /* Called with each node the table frees, before it goes (the watcher's

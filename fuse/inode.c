@@ -335,16 +335,33 @@ struct inode *inode_ref_known(struct accelfs *fs, const struct stat *st)
 	return NULL;
 }
 
+void inode_mark_stale(struct accelfs *fs, struct inode *n)
+{
+	if (!__atomic_exchange_n(&n->stale, true, __ATOMIC_RELAXED))
+		__atomic_add_fetch(&fs->inodes.stale_marks, 1, __ATOMIC_RELAXED);
+}
+
+/* @n's mark, if any, goes (taken by a lookup, or the node freed). */
+static bool stale_clear(struct inode_table *t, struct inode *n)
+{
+	if (!__atomic_exchange_n(&n->stale, false, __ATOMIC_RELAXED))
+		return false;
+	__atomic_sub_fetch(&t->stale_marks, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
 bool inode_take_stale(struct accelfs *fs, const struct stat *st)
 {
 	struct inode_table *t = &fs->inodes;
 	struct inode *n;
 	bool stale = false;
 
+	if (!__atomic_load_n(&t->stale_marks, __ATOMIC_RELAXED))
+		return false; /* every shared-mode lookup asks: no lock when none is marked */
 	pthread_mutex_lock(&t->lock);
 	n = find_locked(t, st->st_dev, st->st_ino);
 	if (n)
-		stale = __atomic_exchange_n(&n->stale, false, __ATOMIC_RELAXED);
+		stale = stale_clear(t, n);
 	pthread_mutex_unlock(&t->lock);
 	return stale;
 }
@@ -374,6 +391,7 @@ void inode_unref(struct accelfs *fs, struct inode *n, uint64_t count)
 			*pp = n->hnext;
 	}
 	pthread_mutex_unlock(&t->lock);
+	stale_clear(t, n);
 	if (t->free_hook) /* the watcher's: its inotify watch, before the node goes */
 		t->free_hook(fs, n);
 	inode_free(n);

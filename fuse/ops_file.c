@@ -254,7 +254,7 @@ static int open_as_caller(fuse_req_t req, struct inode *n, int flags, bool nowai
 	creds_leave();
 	inode_fd_put(n, nfd);
 	if (ret == -ESTALE) { /* the kernel looks the name up again: let the old file go */
-		__atomic_store_n(&n->stale, true, __ATOMIC_RELAXED);
+		inode_mark_stale(fs, n);
 		inode_fd_drop(n);
 	}
 	return ret;
