@@ -6,9 +6,11 @@
  * operations reach through an O_PATH descriptor (as in libfuse's
  * passthrough_ll): names are resolved relative to descriptors, never to path
  * strings, so renames in SOURCE cannot send an operation to the wrong file.
- * The kernel's node id of an inode is its address; inodes are de-duplicated
- * on (st_dev, st_ino) and file handle so hard links share one node and stat
- * shows the backing inode number.
+ * The kernel's node id of an inode is a slot and generation (node_ids.c),
+ * not its address, so an exported handle's id can be looked up again after
+ * the kernel forgot it; inodes are de-duplicated on (st_dev, st_ino) and
+ * file handle so hard links share one node and stat shows the backing inode
+ * number.
  *
  * An inode is identified by its file handle (name_to_handle_at) and its
  * descriptor lives in a bounded cache (inode.c): a handler pins it with
@@ -68,6 +70,7 @@ struct fd_link {
 
 struct inode {
 	int fd;		       /* O_PATH descriptor, -1 if evicted; see the fd cache fields */
+	fuse_ino_t nodeid;     /* the kernel's id (node_ids.c); immutable */
 	dev_t dev;	       /* immutable */
 	ino_t ino;	       /* immutable */
 	mode_t type;	       /* S_IFMT bits; immutable */
@@ -244,8 +247,20 @@ struct fh_index {
 	struct file_handle *root; /* SOURCE's root; set before the watcher starts */
 };
 
+/* The kernel's node ids (node_ids.c): under the table lock, but a chunk's
+ * slots are read without it (node_id_node). */
+struct node_slot;
+struct node_ids {
+	struct node_slot **chunks; /* each published once, never moved */
+	uint32_t *ghosts;	   /* (dev, ino) -> ghost slot chains */
+	uint32_t next;		   /* the first slot never used */
+	uint32_t head, tail;	   /* freed slots, oldest first */
+	uint32_t nfree;
+};
+
 struct inode_table {
 	pthread_mutex_t lock; /* the table lock: protects the fields below but fh */
+	struct node_ids ids;
 	struct inode **slots; /* chains through hnext */
 	size_t size;	      /* power of two */
 	size_t count;
@@ -304,6 +319,11 @@ struct inode *inode_ref(struct accelfs *fs, int fd, const struct stat *st, int *
  * descriptor keeps the number from being reused); NULL: none, or its
  * descriptor is closed — then open the name and use inode_ref(). */
 struct inode *inode_ref_known(struct accelfs *fs, const struct stat *st);
+/* An O_PATH descriptor of what node id @id names, for the kernel's LOOKUP of
+ * "." (an exported handle): the live node's, or its ghost's reopened by
+ * handle (node_ids.c). -ENOENT: @id names nothing; it is checked, never
+ * taken on trust. */
+int inode_open_id(struct accelfs *fs, fuse_ino_t id);
 /* Whether @st's object has a node whose open failed with ESTALE since the
  * last call (clears it): its name must be looked up at SOURCE's server. */
 /* An open of @n failed with ESTALE: the next lookup leading to it asks SOURCE's server. */

@@ -27,6 +27,7 @@
 
 #include "accelfs_i.h"
 #include "fd_cache.h"
+#include "node_ids.h"
 
 static size_t slot_of(dev_t dev, ino_t ino, size_t size)
 {
@@ -41,8 +42,10 @@ int inode_table_init(struct accelfs *fs)
 
 	t->size = 4096;
 	t->slots = calloc(t->size, sizeof(*t->slots));
-	if (!t->slots)
+	if (!t->slots || node_ids_init(&t->ids)) {
+		free(t->slots);
 		return -ENOMEM;
+	}
 	fd_cache_init(fs);
 	return 0;
 }
@@ -87,6 +90,7 @@ void inode_table_destroy(struct accelfs *fs)
 	free(t->slots);
 	t->slots = NULL;
 	t->count = 0;
+	node_ids_destroy(&t->ids);
 }
 
 /* Double the table; on allocation failure keep the old one (chains just grow). */
@@ -117,7 +121,7 @@ struct inode *inode_get(struct accelfs *fs, fuse_ino_t ino)
 {
 	if (ino == FUSE_ROOT_ID)
 		return &fs->root;
-	return (struct inode *)(uintptr_t)ino;
+	return node_id_node(&fs->inodes.ids, ino);
 }
 
 static struct inode *find_locked(struct inode_table *t, dev_t dev, ino_t ino)
@@ -259,6 +263,10 @@ static struct inode *insert_locked(struct inode_table *t, int fd, const struct s
 
 	if (!n)
 		return NULL;
+	if (!node_id_assign(&t->ids, n)) {
+		inode_free(n);
+		return NULL;
+	}
 	n->nlookup = 1;
 	if (++t->count > t->size * 2)
 		table_grow(t);
@@ -335,6 +343,35 @@ struct inode *inode_ref_known(struct accelfs *fs, const struct stat *st)
 	return NULL;
 }
 
+int inode_open_id(struct accelfs *fs, fuse_ino_t id)
+{
+	struct inode_table *t = &fs->inodes;
+	struct fh_buf fh;
+	struct inode *n;
+	int mount_fd, nfd, fd;
+	bool ghost = false;
+
+	pthread_mutex_lock(&t->lock);
+	n = id == FUSE_ROOT_ID ? NULL : node_id_node(&t->ids, id);
+	if (n)
+		n->nlookup++; /* held while we take its descriptor */
+	else if (id != FUSE_ROOT_ID)
+		ghost = node_id_ghost(&t->ids, id, &fh, &mount_fd);
+	pthread_mutex_unlock(&t->lock);
+	if (n) {
+		nfd = inode_fd_get(n);
+		fd = INODE_FD_OR(nfd, fcntl(nfd, F_DUPFD_CLOEXEC, 0));
+		fd = fd < 0 ? -errno : fd;
+		inode_fd_put(n, nfd);
+		inode_unref(fs, n, 1);
+		return fd;
+	}
+	if (!ghost)
+		return -ENOENT;
+	fd = open_by_handle_at(mount_fd, &fh.h, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 void inode_mark_stale(struct accelfs *fs, struct inode *n)
 {
 	if (!__atomic_exchange_n(&n->stale, true, __ATOMIC_RELAXED))
@@ -390,6 +427,8 @@ void inode_unref(struct accelfs *fs, struct inode *n, uint64_t count)
 		if (*pp)
 			*pp = n->hnext;
 	}
+	/* a retired node's file has a newer node: its id is not kept */
+	node_id_release(&t->ids, n, !n->retired);
 	pthread_mutex_unlock(&t->lock);
 	stale_clear(t, n);
 	if (t->free_hook) /* the watcher's: its inotify watch, before the node goes */
@@ -414,7 +453,7 @@ fuse_ino_t inode_find_id(struct accelfs *fs, dev_t dev, ino_t ino, bool changed)
 	pthread_mutex_lock(&t->lock);
 	n = find_locked(t, dev, ino);
 	if (n) {
-		id = (fuse_ino_t)(uintptr_t)n;
+		id = n->nodeid;
 		if (changed)
 			__atomic_store_n(&n->changed_outside, true, __ATOMIC_RELAXED);
 	}
@@ -434,7 +473,7 @@ size_t inode_all_ids(struct accelfs *fs, fuse_ino_t **out)
 		ids[cnt++] = FUSE_ROOT_ID;
 		for (size_t i = 0; i < t->size; i++)
 			for (struct inode *n = t->slots[i]; n; n = n->hnext)
-				ids[cnt++] = (fuse_ino_t)(uintptr_t)n;
+				ids[cnt++] = n->nodeid;
 	}
 	pthread_mutex_unlock(&t->lock);
 	*out = ids;

@@ -121,7 +121,7 @@ fuse_ino_t inode_fh_find(struct inode_table *t, const struct file_handle *fh, bo
 	if (x->size)
 		for (n = x->tab[fh_slot(fh, x->size)]; n && !ino; n = n->fhnext)
 			if (fh_equal(n->fh, fh)) {
-				ino = (fuse_ino_t)(uintptr_t)n;
+				ino = n->nodeid;
 				/* indexed, so not freed (inode_fh_del comes first) */
 				if (changed)
 					__atomic_store_n(&n->changed_outside, true,

@@ -193,6 +193,7 @@ static int setup_root(struct accelfs *fs)
 	r->fd = open(fs->source_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (r->fd < 0 || fstat(r->fd, &st))
 		return fail("%s: %s", fs->source_real, strerror(errno));
+	r->nodeid = FUSE_ROOT_ID;
 	r->dev = st.st_dev;
 	r->ino = st.st_ino;
 	r->type = S_IFDIR;

@@ -80,6 +80,11 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 	 * which is more than fs.pipe-max-size (1 MiB): it then made, failed
 	 * to grow and closed a pipe on every request (7 system calls each). */
 	conn->want &= ~FUSE_CAP_SPLICE_READ;
+	/* Handles exported from the mount (name_to_handle_at, NFS) outlive the
+	 * kernel's node: it asks for "." in a forgotten id (node_ids.c), which
+	 * only nodes kept by file handle can answer. */
+	if (inode_handles_used())
+		conn->want |= conn->capable & FUSE_CAP_EXPORT_SUPPORT;
 	conn->max_write = ACCEL_MAX_WRITE;
 	/* The kernel takes min(this, the bdi's read-ahead), which bdi_tune()
 	 * raised before the INIT reply; FUSE offers only 128 KiB by itself. */

@@ -57,7 +57,8 @@ static void entry_fill_timeouts(struct accelfs *fs, struct fuse_entry_param *e)
 /* @e names node @n, held for the kernel */
 static void entry_set(struct accelfs *fs, struct fuse_entry_param *e, struct inode *n)
 {
-	e->ino = n == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+	e->ino = n->nodeid;
+	e->generation = n->nodeid >> 32; /* kept in exported handles (node_ids.c) */
 	entry_fill_timeouts(fs, e);
 }
 
@@ -137,6 +138,34 @@ static int stat_name(struct accelfs *fs, int pfd, const char *name, struct stat 
 }
 
 /*
+ * LOOKUP of "." in @id: the kernel asks only when it decodes a handle
+ * exported from the mount (open_by_handle_at, nfsd: fuse_get_dentry) whose
+ * node it no longer holds, so @id may be one it forgot. The answer must
+ * carry that very id, or the kernel refuses the handle (ESTALE): a ghost's
+ * file takes its old id again (node_ids.c). Reached only by callers with
+ * CAP_DAC_READ_SEARCH, who may open any handle on SOURCE anyway.
+ */
+static int lookup_self(struct accelfs *fs, fuse_ino_t id, struct fuse_entry_param *e)
+{
+	int fd = inode_open_id(fs, id), err;
+
+	memset(e, 0, sizeof(*e));
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &e->attr)) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	err = entry_ref(fs, fd, e);
+	if (!err && e->ino != id) { /* a newer node stands for the file now */
+		inode_unref(fs, inode_get(fs, e->ino), 1);
+		err = -ENOENT;
+	}
+	return err;
+}
+
+/*
  * @name in @parent as a node for the kernel (adds a lookup). @fresh: the
  * caller just made the object (mkdir, mknod, symlink), so no node can stand
  * for it yet: the first fstatat, which finds a known node without opening
@@ -146,9 +175,12 @@ static int stat_name(struct accelfs *fs, int pfd, const char *name, struct stat 
 static int lookup_name(struct accelfs *fs, fuse_ino_t parent, const char *name,
 		       struct fuse_entry_param *e, bool fresh)
 {
-	struct inode *p = inode_get(fs, parent);
+	struct inode *p;
 	int fd, err, pfd;
 
+	if (parent != FUSE_ROOT_ID && !strcmp(name, "."))
+		return lookup_self(fs, parent, e);
+	p = inode_get(fs, parent);
 	memset(e, 0, sizeof(*e));
 	/* ".." of the mount root is the root itself, never SOURCE's parent
 	 * (the kernel asks for it only through NFS export's get_parent). */

@@ -222,11 +222,6 @@ static void lock_releasing(struct accelfs *fs, struct inode *n)
 	wb_flush_file(fs, n);
 }
 
-static fuse_ino_t ino_of(struct accelfs *fs, const struct inode *n)
-{
-	return n == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
-}
-
 #define HOLDERS_MAX 32
 
 /*
@@ -400,7 +395,7 @@ static void wait_run(struct slow_req *s)
 
 	slow_end(s);
 	if (!ret)
-		lock_granted(w->of->fs, w->of->inode, ino_of(w->of->fs, w->of->inode));
+		lock_granted(w->of->fs, w->of->inode, w->of->inode->nodeid);
 	if (fuse_reply_err(s->req, -ret) == -ENOENT && !ret)
 		wait_undo(w);
 }

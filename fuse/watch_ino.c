@@ -56,11 +56,6 @@ struct wd_slot {
 	struct inode *n;
 };
 
-static fuse_ino_t node_id(struct accelfs *fs, struct inode *n)
-{
-	return n == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
-}
-
 static size_t wd_slot(int wd, size_t size)
 {
 	return ((size_t)(unsigned int)wd * 0x9e3779b1u) & (size - 1);
@@ -278,10 +273,10 @@ static bool ino_change(struct accelfs *fs, const struct inotify_event *ev, struc
 		inode_fd_put(s->n, fd);
 	}
 	if (ev->len) {
-		c->parent = node_id(fs, s->n);
+		c->parent = s->n->nodeid;
 		c->name = ev->name;
 	} else {
-		c->ino = node_id(fs, s->n); /* the directory itself */
+		c->ino = s->n->nodeid; /* the directory itself */
 	}
 	pthread_mutex_unlock(&w->map_lock);
 	if (have)

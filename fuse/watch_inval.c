@@ -52,7 +52,7 @@ static void inval_inode(struct accelfs *fs, fuse_ino_t ino, bool data)
 /* Open handles of @arg's node (NULL: all) re-check the pool at their next read. */
 static void mark_changed(struct open_file *of, void *arg)
 {
-	if (!arg || (fuse_ino_t)(uintptr_t)of->inode == *(fuse_ino_t *)arg)
+	if (!arg || of->inode->nodeid == *(fuse_ino_t *)arg)
 		__atomic_store_n(&of->changed, true, __ATOMIC_RELAXED);
 }
 

@@ -168,7 +168,7 @@ static ssize_t backend_write_fn(void *arg, const void *buf, size_t len, uint64_t
 	size_t done = 0;
 	uid_t prev;
 
-	watch_echo_node(of->fs, (fuse_ino_t)(uintptr_t)of->inode); /* not an outside change */
+	watch_echo_node(of->fs, of->inode->nodeid);	   /* not an outside change */
 	prev = creds_write_as(of->uid);			   /* its opener's reserve (creds.h) */
 	while (done < len && n >= 0) {
 		n = backend_pwrite(fd, (const uint8_t *)buf + done, len - done,
