@@ -28,6 +28,7 @@
 #include "stream.h"
 #include "times.h"
 #include "tuning.h"
+#include "uid_share.h"
 
 #define TIMEOUT_LOG_NS 10000000000ULL /* lock timeouts: one log line per 10 s at most */
 
@@ -49,6 +50,12 @@ int cache_io_init(struct accelfs *fs, char *err, size_t errlen)
 	if (!o->cache)
 		return 0;
 	ret = pool_open(&cfg, &fs->pool);
+	if (!ret) {
+		struct pool_info info;
+
+		pool_info(fs->pool, &info);
+		uid_share_pool_init(info.nfiles);
+	}
 	/* a truncated segment must detach the pool, not kill the mount */
 	if (!ret && (ret = pool_guard_sigbus(fs->pool)) != 0) {
 		snprintf(err, errlen, "pool %s: cannot install the SIGBUS guard: %s",
@@ -210,7 +217,13 @@ int cache_io_open(struct open_file *of, const struct stat *st, const struct tuni
 	file_tuning(fs, of->fd, tv, &t);
 	len = readlink(proc_fd_path(of->fd, proc), path, sizeof(path) - 1);
 	path[len > 0 ? len : 0] = '\0';
-	ret = stream_open(fs->pool, &of->id, path, t.quota, t.nlocal, &of->stream);
+	/* past the user's share of the file slots: uncached (uid_share.c) */
+	ret = uid_share_pool_take(of->uid) ? 0 : -EUSERS;
+	if (!ret) {
+		ret = stream_open(fs->pool, &of->id, path, t.quota, t.nlocal, &of->stream);
+		if (ret)
+			uid_share_pool_give(of->uid);
+	}
 	if (ret) {
 		/* a full file table is no reason to fail an open: read through */
 		log_msg(LOG_DEBUG, "%s: not cached: %s", path, strerror(-ret));
@@ -256,6 +269,8 @@ void cache_io_close(struct open_file *of, const struct stat *st)
 	if (of->rmw_fd >= 0)
 		close(of->rmw_fd);
 	of->rmw_fd = -1;
+	if (of->stream)
+		uid_share_pool_give(of->uid);
 	stream_close(of->stream);
 	of->stream = NULL;
 }

@@ -13,6 +13,13 @@
  * at its own limit, and one log line says so. Root is not counted, nor the
  * daemon's own user (a user's own mount serves her alone).
  *
+ * The pool's file slots are shared the same way: an open with the pool
+ * holds one while it is open (cache_io.c), every slot busy means an open
+ * that finds its file without one goes uncached, and one user opening
+ * many files would so take the buffer cache from everyone. A user other
+ * than root may hold UID_POOL_DIV-th of the slots; past that her opens are
+ * served from SOURCE without the pool (not an error), one log line.
+ *
  * The table maps uid -> open handles. Entries are never removed (a host
  * has few users); a full table sends further users to one shared entry,
  * which only makes them stricter. Lock: share_lock, a leaf.
@@ -28,27 +35,33 @@
 #define UID_SHARE_MIN 16     /* ... and at least this many */
 #define UID_SHARE_SLOTS 1024 /* distinct users counted apart */
 #define UID_SHARE_LOG_NS (10ULL * 1000000000ULL)
+#define UID_POOL_DIV 4 /* a user may hold 1/4 of the pool's file slots */
+#define UID_POOL_MIN 4 /* ... and at least this many */
+
+/* What is shared out: the descriptors for open files, the pool's file slots. */
+enum share_res { RES_FDS, RES_POOL, RES_N };
 
 struct share_entry {
 	uid_t uid;
 	bool used;
-	unsigned int opens;
+	unsigned int held[RES_N]; /* open handles; cached opens (pool file handles) */
 };
 
-/* Process-wide by nature: the shares are of the process's descriptors (RLIMIT_NOFILE). */
+/* Process-wide by nature: the shares are of the process's descriptors
+ * (RLIMIT_NOFILE) and of the one pool it attaches. */
 static pthread_mutex_t share_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct share_entry shares[UID_SHARE_SLOTS + 1]; /* share_lock; the last: overflow */
-static unsigned int share_limit;		       /* set once, before serving */
-static uint64_t share_logged_ns;		       /* share_lock */
+static unsigned int limits[RES_N];		       /* set before serving */
+static uint64_t logged_ns[RES_N];		       /* share_lock */
 
 void uid_share_init(void)
 {
 	struct rlimit rl;
 	rlim_t per = getrlimit(RLIMIT_NOFILE, &rl) ? 0 : rl.rlim_cur / 2 / UID_SHARE_DIV;
 
-	share_limit = per > UINT32_MAX ? UINT32_MAX : (unsigned int)per;
-	if (share_limit < UID_SHARE_MIN)
-		share_limit = UID_SHARE_MIN;
+	limits[RES_FDS] = per > UINT32_MAX ? UINT32_MAX : (unsigned int)per;
+	if (limits[RES_FDS] < UID_SHARE_MIN)
+		limits[RES_FDS] = UID_SHARE_MIN;
 }
 
 /* share_lock held: @uid's entry */
@@ -73,43 +86,84 @@ static bool counted(uid_t uid)
 	return uid != 0 && uid != geteuid();
 }
 
-int uid_share_take(uid_t uid)
+/* One more of @res for @uid: true, or false past its share (and whether to log). */
+static bool share_take(uid_t uid, enum share_res res, bool *log)
 {
 	struct share_entry *e;
-	bool log = false;
-	int ret = 0;
+	bool ok = true;
 
+	*log = false;
 	if (!counted(uid))
-		return 0;
+		return true;
 	pthread_mutex_lock(&share_lock);
 	e = entry_of(uid);
-	if (e->opens >= share_limit) {
+	if (e->held[res] >= limits[res]) {
 		uint64_t now = now_ns();
 
-		ret = -EMFILE;
-		log = now - share_logged_ns >= UID_SHARE_LOG_NS || !share_logged_ns;
-		if (log)
-			share_logged_ns = now;
+		ok = false;
+		*log = now - logged_ns[res] >= UID_SHARE_LOG_NS || !logged_ns[res];
+		if (*log)
+			logged_ns[res] = now;
 	} else {
-		e->opens++;
+		e->held[res]++;
 	}
 	pthread_mutex_unlock(&share_lock);
+	return ok;
+}
+
+static void share_give(uid_t uid, enum share_res res)
+{
+	struct share_entry *e;
+
+	if (!counted(uid))
+		return;
+	pthread_mutex_lock(&share_lock);
+	e = entry_of(uid);
+	if (e->held[res])
+		e->held[res]--;
+	pthread_mutex_unlock(&share_lock);
+}
+
+int uid_share_take(uid_t uid)
+{
+	bool log;
+
+	if (share_take(uid, RES_FDS, &log))
+		return 0;
 	if (log)
 		log_msg(LOG_WARNING,
 			"uid %u has %u files open through the mount, its share of the daemon's "
 			"descriptors: EMFILE",
-			(unsigned int)uid, share_limit);
-	return ret;
+			(unsigned int)uid, limits[RES_FDS]);
+	return -EMFILE;
 }
 
 void uid_share_give(uid_t uid)
 {
-	if (!counted(uid))
-		return;
-	pthread_mutex_lock(&share_lock);
-	struct share_entry *e = entry_of(uid);
+	share_give(uid, RES_FDS);
+}
 
-	if (e->opens)
-		e->opens--;
-	pthread_mutex_unlock(&share_lock);
+void uid_share_pool_init(unsigned int nfiles)
+{
+	limits[RES_POOL] =
+	    nfiles / UID_POOL_DIV < UID_POOL_MIN ? UID_POOL_MIN : nfiles / UID_POOL_DIV;
+}
+
+bool uid_share_pool_take(uid_t uid)
+{
+	bool log;
+
+	if (share_take(uid, RES_POOL, &log))
+		return true;
+	if (log)
+		log_msg(LOG_WARNING,
+			"uid %u has %u cached files open, its share of the pool's file slots: "
+			"further opens are served from SOURCE without the pool",
+			(unsigned int)uid, limits[RES_POOL]);
+	return false;
+}
+
+void uid_share_pool_give(uid_t uid)
+{
+	share_give(uid, RES_POOL);
 }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * uid_share.h - a user's share of the daemon's descriptors for open files
- * (uid_share.c).
+ * and of the pool's file slots (uid_share.c).
  */
 #ifndef ACCELFS_FUSE_UID_SHARE_H
 #define ACCELFS_FUSE_UID_SHARE_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* At start, after RLIMIT_NOFILE is settled: the share's size. */
@@ -14,5 +15,13 @@ void uid_share_init(void);
 int uid_share_take(uid_t uid);
 /* ... one fewer. */
 void uid_share_give(uid_t uid);
+
+/* At pool attach: the pool's file slots, a quarter of which one user may hold. */
+void uid_share_pool_init(unsigned int nfiles);
+/* One more pool file handle (a cached open) of @uid: true, or false past its
+ * share, when the open goes uncached (logged). */
+bool uid_share_pool_take(uid_t uid);
+/* ... one fewer. */
+void uid_share_pool_give(uid_t uid);
 
 #endif

@@ -18,6 +18,10 @@
 #           descriptors for open files is 256 / 2 / 4 = 32: nobody's 40
 #           opens held at once get 32 descriptors and EMFILE after, with a
 #           log line; root still opens and creates
+#   pool    a pool of 64 file slots (global_cache=4M), so a user may hold 16:
+#           nobody's 70 opens held at once all succeed, 16 cached and the
+#           rest served from SOURCE, with a log line; root's open of another
+#           file still gets a slot (17 active streams in accel pool)
 set -u
 . "$(dirname "$0")/../lib/mount.sh"
 trap 'rc=$?; fair_cleanup; (exit $rc); accel_cleanup' EXIT
@@ -26,7 +30,7 @@ command -v setpriv >/dev/null || skip "setpriv is not installed"
 # the system python3: nobody cannot run a python of root's (pyenv shims)
 PY=/usr/bin/python3
 [ -x $PY ] || skip "$PY is needed"
-case=${1:?usage: fair-wait.sh lease|lock|fifo|fds}
+case=${1:?usage: fair-wait.sh lease|lock|fifo|fds|pool}
 
 OLD_LBT=""
 fair_cleanup() {
@@ -43,11 +47,17 @@ echo other >"$base/src/other"
 echo "lease" >"$base/src/her/f"
 chown 65534:65534 "$base/src/her/f"
 mkfifo -m 666 "$base/src/her/fifo"
-for i in $(seq 40); do echo "$i" >"$base/src/her/n$i"; done
+for i in $(seq 70); do echo "$i" >"$base/src/her/n$i"; done
+extra=""
 if [ "$case" = fds ]; then
 	ulimit -n 256 || skip "cannot set RLIMIT_NOFILE"
 fi
-accel_mount "$base/src" "$base/mnt" -o allow_other,threads=2
+if [ "$case" = pool ]; then
+	[ -n "${ACCEL:-}" ] || fail "ACCEL is not set (run through meson test)"
+	POOL=/accel-fair-$$
+	extra=",pool=$POOL,global_cache=4M,pool_keep=no"
+fi
+accel_mount "$base/src" "$base/mnt" -o "allow_other,threads=2$extra"
 
 as_nobody() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
@@ -80,9 +90,9 @@ elif action == "hold":
     fcntl.lockf(fd, fcntl.LOCK_EX)
     print("held", flush=True)
     time.sleep(60)
-elif action == "many":
+elif action in ("many", "many70"):
     fds, errs = [], {}
-    for i in range(1, 41):
+    for i in range(1, 41 if action == "many" else 71):
         try:
             fds.append(os.open("%s/n%d" % (path, i), os.O_RDONLY))
         except OSError as e:
@@ -167,6 +177,23 @@ case_fds() {
 	grep -q "uid 65534 has 32 files open through the mount" "$ACCEL_LOG" ||
 		fail "no log line for the share: $(cat "$ACCEL_LOG")"
 	echo "PASS: one user's opens stop at her share; root's still work"
+}
+
+case_pool() {
+	py many70 "$base/mnt/her" 8 >"$base/many.out" &
+	for _ in $(seq 50); do grep -q opened "$base/many.out" && break; sleep 0.1; done
+	cat "$base/many.out"
+	grep -q "^opened 70 {}" "$base/many.out" || fail "nobody's 70 opens: $(cat "$base/many.out")"
+	exec 5<"$base/mnt/other"
+	cat <&5 >/dev/null
+	"$ACCEL" pool "$POOL" >"$base/pool.out" 2>&1 || fail "accel pool: $(cat "$base/pool.out")"
+	exec 5<&-
+	grep -q "uid 65534 has 16 cached files open" "$ACCEL_LOG" ||
+		fail "no log line for the pool share: $(cat "$ACCEL_LOG")"
+	# nobody's 16 and root's one (before: nobody's 64 and none for root)
+	grep -q " 17 active streams" "$base/pool.out" ||
+		fail "want 17 active streams (16 of nobody's, root's): $(cat "$base/pool.out")"
+	echo "PASS: one user holds at most her share of the pool's file slots; root's open is cached"
 }
 
 "case_$case"
