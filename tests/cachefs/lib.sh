@@ -11,6 +11,8 @@
 # cfs_ext4_src SIZE [MKFS-OPTION...]  SOURCE (src) on a journaled ext4 of
 #               SIZE of its own, on a loop device taken down at exit; 1 with
 #               the reason in CFS_WHY when mkfs.ext4 or a loop device is missing;
+#               mounted with the options in CFS_EXT4_MOUNT_OPTS, if set (1
+#               and CFS_WHY when ext4 refuses them);
 # cfs_python   PY: the system's python3 (skips without it);
 # cfs_cut_disk SIZE  an ext4 image of SIZE on cutfs (tests/lib/cutfs.c, in
 #               cut/), taken down at exit; cfs_cut_up puts it on a loop
@@ -118,7 +120,15 @@ cfs_ext4_src() {
 		fail "mkfs.ext4 of a $size image"
 	CFS_WHY="no free loop device"
 	CFS_LOOP=$(losetup -f --show img 2>/dev/null) || return 1
-	mount "$CFS_LOOP" src || fail "mount $CFS_LOOP on src"
+	if [ -n "${CFS_EXT4_MOUNT_OPTS:-}" ]; then
+		if ! mount -o "$CFS_EXT4_MOUNT_OPTS" "$CFS_LOOP" src 2>/dev/null; then
+			CFS_WHY="ext4 refuses -o $CFS_EXT4_MOUNT_OPTS here: $(dmesg 2>/dev/null |
+				sed -n 's/.*EXT4-fs ([^)]*): //p' | tail -1)"
+			return 1
+		fi
+	else
+		mount "$CFS_LOOP" src || fail "mount $CFS_LOOP on src"
+	fi
 }
 
 cfs_python() {
