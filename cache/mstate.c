@@ -57,8 +57,8 @@ static int write_all(int fd, const struct mstate *m)
 		"\nwatch_overflows %" PRIu64 "\nwatch_unwatched %" PRIu64 "\nshared %s\nlocks %s\n",
 		m->pid, m->mountpoint, m->source, m->watch, m->watch_events, m->watch_invalidations,
 		m->watch_overflows, m->watch_unwatched, m->shared, m->locks);
-	fprintf(f, "pool %s\nread_bytes %" PRIu64 "\nwrite_bytes %" PRIu64 "\n", m->pool,
-		m->read_bytes, m->write_bytes);
+	fprintf(f, "pool %s\nread_bytes %" PRIu64 "\nwrite_bytes %" PRIu64 "\nparked %" PRIu64 "\n",
+		m->pool, m->read_bytes, m->write_bytes, m->parked);
 	for (int c = 0; c < POOL_C_POOL_MAX; c++)
 		fprintf(f, "pool_%s %" PRIu64 "\n", pool_stats_counter_name((enum pool_counter)c),
 			m->c[c]);
@@ -159,6 +159,8 @@ static void parse_line(char *line, struct mstate *m)
 		m->read_bytes = strtoull(v, NULL, 10);
 	else if (!strcmp(line, "write_bytes"))
 		m->write_bytes = strtoull(v, NULL, 10);
+	else if (!strcmp(line, "parked"))
+		m->parked = strtoull(v, NULL, 10);
 	else if (!strcmp(line, "pid"))
 		m->pid = (uint32_t)strtoul(v, NULL, 10);
 	else if (!strcmp(line, "mountpoint"))

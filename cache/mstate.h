@@ -19,6 +19,8 @@
  *   pool NAME            the pool it attached ("" when caching is off)
  *   read_bytes N         bytes its READ replies carried
  *   write_bytes N        bytes its WRITE replies acknowledged
+ *   parked N             requests that waited for their user's share of the
+ *                        workers (fuse/fair.c)
  *   pool_COUNTER N       for each pool counter (pool_stats_counter_name()):
  *                        what this daemon added to it (pool_stats_own())
  *   req KIND COUNT ERRORS TIME_US H0 ... H23
@@ -67,6 +69,7 @@ struct mstate {
 	char locks[16];		  /* "forward" or "local" */
 	char pool[POOL_NAME_LEN]; /* "/name", or "" */
 	uint64_t read_bytes, write_bytes;
+	uint64_t parked; /* requests that waited for their user's share of the workers */
 	uint64_t c[POOL_C_POOL_MAX]; /* what this daemon added to the pool's counters */
 	unsigned int nreq;
 	struct mstate_req req[MSTATE_REQ_MAX];

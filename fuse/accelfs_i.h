@@ -221,6 +221,7 @@ struct open_dirs {
 };
 
 struct readahead;
+struct fair;
 
 /* The mount's flusher thread (writeback.c). */
 struct wb_flusher {
@@ -295,6 +296,8 @@ struct accelfs {
 	bool uring_active; /* atomic: ... and the kernel agreed (set at INIT) */
 	/* FUSE_PASSTHROUGH asked at INIT (passthrough.c) */
 	bool passthrough;
+	/* each user's share of the workers (fair.c), made before serving */
+	struct fair *fair;
 	/* shared mode (shared.c), settled before mounting */
 	bool shared;
 	char shared_why[160];

@@ -25,6 +25,7 @@
 
 #include "accelfs_i.h"
 #include "caps.h"
+#include "fair.h"
 #include "shared.h"
 #include "slow.h"
 #include "uid_share.h"
@@ -428,6 +429,8 @@ static int prepare(struct accelfs *fs)
 		return fail("%s", why);
 	if (setup_backend(fs) || setup_root(fs) || setup_cache(fs))
 		return -1;
+	if (fair_init(fs)) /* after shared_setup, which may set threads */
+		return fail("out of memory");
 	watch_setup(fs); /* never fails the mount: off at worst */
 	return 0;
 }
@@ -474,6 +477,7 @@ static int run(struct accelfs *fs)
 	ret = serve(fs, fs->se) < 0 ? EXIT_RUNTIME : 0;
 	slow_stop();  /* every waiting request has its reply before the session goes */
 	watch_stop(fs); /* no notification may race the session's end */
+	fair_stop(fs); /* every parked request answered; after the watcher, which reads its count */
 	readahead_io_stop(fs);
 	wb_stop(fs);
 	log_msg(LOG_INFO, "unmounting %s", fs->mountpoint_real);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "accelfs_i.h"
+#include "fair.h"
 #include "reqstat.h"
 #include "shared.h"
 #include "watch.h"
@@ -147,5 +148,6 @@ void ops_fill(struct accelfs *fs, struct fuse_lowlevel_ops *ops)
 	ops_xattr_fill(ops);
 	ops_lock_fill(fs, ops);
 	watch_echo_wrap(fs, ops); /* inotify: the mount's own changes are noted */
-	reqstat_wrap(ops);    /* last: every request is counted, in one place */
+	reqstat_wrap(ops);	  /* every request is counted, in one place */
+	fair_wrap(fs, ops); /* last: a request waiting for its user's share is not yet served */
 }

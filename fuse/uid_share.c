@@ -53,12 +53,14 @@ static pthread_mutex_t share_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct share_entry shares[UID_SHARE_SLOTS + 1]; /* share_lock; the last: overflow */
 static unsigned int limits[RES_N];		       /* set before serving */
 static uint64_t logged_ns[RES_N];		       /* share_lock */
+static uid_t daemon_uid;			       /* set once, before serving */
 
 void uid_share_init(void)
 {
 	struct rlimit rl;
 	rlim_t per = getrlimit(RLIMIT_NOFILE, &rl) ? 0 : rl.rlim_cur / 2 / UID_SHARE_DIV;
 
+	daemon_uid = geteuid();
 	limits[RES_FDS] = per > UINT32_MAX ? UINT32_MAX : (unsigned int)per;
 	if (limits[RES_FDS] < UID_SHARE_MIN)
 		limits[RES_FDS] = UID_SHARE_MIN;
@@ -80,10 +82,9 @@ static struct share_entry *entry_of(uid_t uid)
 	return &shares[UID_SHARE_SLOTS];
 }
 
-/* Root, and the daemon's own user (a user's own mount serves only her), are not counted. */
-static bool counted(uid_t uid)
+bool uid_share_counted(uid_t uid)
 {
-	return uid != 0 && uid != geteuid();
+	return uid != 0 && uid != daemon_uid;
 }
 
 /* One more of @res for @uid: true, or false past its share (and whether to log). */
@@ -93,7 +94,7 @@ static bool share_take(uid_t uid, enum share_res res, bool *log)
 	bool ok = true;
 
 	*log = false;
-	if (!counted(uid))
+	if (!uid_share_counted(uid))
 		return true;
 	pthread_mutex_lock(&share_lock);
 	e = entry_of(uid);
@@ -115,7 +116,7 @@ static void share_give(uid_t uid, enum share_res res)
 {
 	struct share_entry *e;
 
-	if (!counted(uid))
+	if (!uid_share_counted(uid))
 		return;
 	pthread_mutex_lock(&share_lock);
 	e = entry_of(uid);

@@ -9,6 +9,10 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+/* Is @uid's use counted against a share? Not root's, nor the daemon's own
+ * user's (a user's own mount serves her alone). */
+bool uid_share_counted(uid_t uid);
+
 /* At start, after RLIMIT_NOFILE is settled: the share's size. */
 void uid_share_init(void);
 /* One more open handle of @uid: 0, or -EMFILE past its share (logged). */

@@ -24,6 +24,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "fair.h"
 #include "mstate.h"
 #include "reqstat.h"
 #include "watch_i.h"
@@ -202,6 +203,7 @@ static uint64_t digest(const struct mstate *m)
 		d += m->req[i].count + m->req[i].errors;
 	for (int c = 0; c < POOL_C_POOL_MAX; c++)
 		d += m->c[c];
+	d += m->parked;
 	return d;
 }
 
@@ -217,6 +219,7 @@ static void publish(struct accelfs *fs, struct mstate *m, bool force)
 	m->watch_overflows = __atomic_load_n(&w->counters.overflows, __ATOMIC_RELAXED);
 	m->watch_unwatched = __atomic_load_n(&w->counters.unwatched, __ATOMIC_RELAXED);
 	reqstat_fill(m);
+	m->parked = fair_parked(fs);
 	if (pool)
 		pool_stats_own(pool, m->c);
 	if (!force && digest(m) == before && m->watch_unwatched == unwatched)

@@ -113,9 +113,10 @@ static void text_head(const struct mstate *m)
 	printf("  shared mode   %s; locks %s\n", mountstat_printable(m->shared, b1, sizeof(b1)),
 	       m->locks[0] ? m->locks : "-");
 	mstate_req_totals(m, &n, &err);
-	printf("  requests      %llu, %llu answered with an error; %s read, %s written\n", ull(n),
-	       ull(err), util_bytes(m->read_bytes, b2, sizeof(b2)),
-	       util_bytes(m->write_bytes, b3, sizeof(b3)));
+	printf("  requests      %llu, %llu answered with an error; %s read, %s written; "
+	       "%llu waited for their user's share\n",
+	       ull(n), ull(err), util_bytes(m->read_bytes, b2, sizeof(b2)),
+	       util_bytes(m->write_bytes, b3, sizeof(b3)), ull(m->parked));
 }
 
 void mountstat_text(const struct mstate *m)
@@ -167,8 +168,8 @@ static void json_served(const struct mstate *m)
 	printf(", \"pool\": ");
 	json_string(m->pool);
 	printf(", \"requests\": %llu, \"errors\": %llu, \"read_bytes\": %llu, "
-	       "\"write_bytes\": %llu",
-	       ull(n), ull(err), ull(m->read_bytes), ull(m->write_bytes));
+	       "\"write_bytes\": %llu, \"parked\": %llu",
+	       ull(n), ull(err), ull(m->read_bytes), ull(m->write_bytes), ull(m->parked));
 	if (hit < 0)
 		printf(", \"hit_pct\": null");
 	else

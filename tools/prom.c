@@ -215,12 +215,22 @@ static void mount_labels(const struct mstate *m, const char **lab, char *pid)
 	lab[4] = NULL;
 }
 
-enum mount_value { MV_EVENTS, MV_INVAL, MV_OVERFLOWS, MV_UNWATCHED, MV_RBYTES, MV_WBYTES, MV_N };
+enum mount_value {
+	MV_EVENTS,
+	MV_INVAL,
+	MV_OVERFLOWS,
+	MV_UNWATCHED,
+	MV_RBYTES,
+	MV_WBYTES,
+	MV_PARKED,
+	MV_N
+};
 
 static uint64_t mount_value(const struct mstate *m, int k)
 {
 	const uint64_t v[MV_N] = { m->watch_events,    m->watch_invalidations, m->watch_overflows,
-				   m->watch_unwatched, m->read_bytes,	       m->write_bytes };
+				   m->watch_unwatched, m->read_bytes,	       m->write_bytes,
+				   m->parked };
 
 	return v[k];
 }
@@ -243,6 +253,8 @@ static void mount_family(FILE *f, const struct mstate *ms, size_t n, int k)
 		  "Bytes the daemon's READ replies carried." },
 		{ "accelfs_mount_written_bytes_total", "counter",
 		  "Bytes the daemon's WRITE replies acknowledged." },
+		{ "accelfs_mount_parked_requests_total", "counter",
+		  "Requests that waited for their user's share of the workers." },
 	};
 	const char *lab[2 * MAX_LABELS + 1];
 	char name[96], help[160], pid[16];

@@ -18,6 +18,16 @@
 #           descriptors for open files is 256 / 2 / 4 = 32: nobody's 40
 #           opens held at once get 32 descriptors and EMFILE after, with a
 #           log line; root still opens and creates
+#   stall   a FUSE file system below SOURCE (another accelfs) stops
+#           answering (SIGSTOP): nobody's four lookups in it block, one in a
+#           worker (her share of 2 workers) and three parked; root's read
+#           and create, and another user's read, finish within 1 s; a
+#           parked lookup whose process is killed goes at once; after
+#           SIGCONT every lookup finishes
+#   parked  nobody runs three fsx exercisers at once (2 workers: her share
+#           is one), so most of her requests of every kind wait parked, their
+#           arguments copied: each exerciser's reads see its model, and
+#           accel stat counts the parked requests
 #   pool    a pool of 64 file slots (global_cache=4M), so a user may hold 16:
 #           nobody's 70 opens held at once all succeed, 16 cached and the
 #           rest served from SOURCE, with a log line; root's open of another
@@ -30,11 +40,13 @@ command -v setpriv >/dev/null || skip "setpriv is not installed"
 # the system python3: nobody cannot run a python of root's (pyenv shims)
 PY=/usr/bin/python3
 [ -x $PY ] || skip "$PY is needed"
-case=${1:?usage: fair-wait.sh lease|lock|fifo|fds|pool}
+case=${1:?usage: fair-wait.sh lease|lock|fifo|fds|pool|stall|parked}
 
 OLD_LBT=""
+INNER_PID=""
 fair_cleanup() {
 	[ -n "$OLD_LBT" ] && echo "$OLD_LBT" >/proc/sys/fs/lease-break-time
+	[ -n "$INNER_PID" ] && kill -CONT "$INNER_PID" 2>/dev/null
 	pkill -f "fair-wait-$$" 2>/dev/null
 	true
 }
@@ -194,6 +206,67 @@ case_pool() {
 	grep -q " 17 active streams" "$base/pool.out" ||
 		fail "want 17 active streams (16 of nobody's, root's): $(cat "$base/pool.out")"
 	echo "PASS: one user holds at most her share of the pool's file slots; root's open is cached"
+}
+
+case_stall() {
+	local outer_log=$ACCEL_LOG i pids="" victim t0 ms
+	mkdir "$base/inner" "$base/src/her/stall"
+	for i in 1 2 3 4; do echo "$i" >"$base/inner/s$i"; done
+	accel_mount "$base/inner" "$base/src/her/stall" -o allow_other,cache=off
+	INNER_PID=$ACCEL_PID
+	ACCEL_LOG=$outer_log
+	stat "$base/mnt/her/stall" >/dev/null || fail "the stalling file system is not reachable"
+	kill -STOP "$INNER_PID"
+	for i in 1 2 3 4; do
+		as_nobody stat -c "s$i ok" "$base/mnt/her/stall/s$i" >"$base/stall$i.out" 2>&1 &
+		pids="$pids $!"
+		victim=$!
+		sleep 0.1
+	done
+	sleep 0.5
+	other_users_ok "4 lookups blocked in a stopped file system below SOURCE"
+	t0=$(date +%s%N)
+	setpriv --reuid=1 --regid=1 --clear-groups timeout 10 cat "$base/mnt/other" >/dev/null ||
+		fail "another user's read failed"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	echo "another user's read took $ms ms"
+	[ $ms -lt 1000 ] || fail "another user waited $ms ms"
+	# the last one is parked: killing its process answers it (EINTR) at once
+	kill -9 "$victim"
+	for _ in $(seq 20); do kill -0 "$victim" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$victim" 2>/dev/null || fail "a killed process stays stuck in its parked lookup"
+	kill -CONT "$INNER_PID"
+	for p in $pids; do
+		[ "$p" = "$victim" ] && continue
+		timeout 10 tail --pid="$p" -f /dev/null || fail "a lookup did not finish after SIGCONT"
+	done
+	for i in 1 2 3; do
+		grep -q "s$i ok" "$base/stall$i.out" || fail "nobody's lookup $i: $(cat "$base/stall$i.out")"
+	done
+	# published within MSTATE_PUBLISH_MS
+	sleep 0.5
+	"$ACCEL" stat --mount "$base/mnt" >"$base/stat.out" 2>&1 || fail "accel stat: $(cat "$base/stat.out")"
+	grep -E -q "; ([3-9]|[1-9][0-9]+) waited for their user's share" "$base/stat.out" ||
+		fail "accel stat does not count the 3 parked lookups: $(grep requests "$base/stat.out")"
+	echo "PASS: a stalled file system below SOURCE holds one worker of nobody's; others are served"
+}
+
+case_parked() {
+	local i pids="" rc=0
+	[ -n "${FSX:-}" ] || fail "FSX is not set (run through meson test)"
+	for i in 1 2 3; do
+		mkdir "$base/src/her/x$i" && chown 65534:65534 "$base/src/her/x$i"
+		as_nobody "$FSX" -N 3000 -S $((4200 + i)) "$base/mnt/her/x$i" >"$base/fsx$i.out" 2>&1 &
+		pids="$pids $!"
+	done
+	for p in $pids; do wait "$p" || rc=1; done
+	[ $rc = 0 ] || fail "an fsx of nobody's failed with parked requests: $(tail -5 "$base"/fsx*.out)"
+	sleep 0.5
+	"$ACCEL" stat --mount "$base/mnt" >"$base/stat.out" 2>&1 || fail "accel stat: $(cat "$base/stat.out")"
+	grep requests "$base/stat.out"
+	grep -E -q "; [1-9][0-9]* waited for their user's share" "$base/stat.out" ||
+		fail "no request was parked: the test exercised nothing"
+	echo "PASS: three exercisers of one user, her requests parked and run in order, data right"
 }
 
 "case_$case"
