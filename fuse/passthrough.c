@@ -22,6 +22,30 @@
  *   daemon as before, counted as a fallback, and no later open tries again:
  *   one log line, not one per open (as libfuse's passthrough_hp does).
  *
+ * Descriptors: the kernel holds the backing file, so a passthrough handle
+ * keeps no daemon descriptor of its own (issue 27). What still reaches the
+ * daemon for it (fsync, fallocate, setattr through the handle, lseek,
+ * copy_file_range, locks) uses one of two descriptors its inode's
+ * passthrough handles share: pt_fd[0], O_RDONLY, the readers'; pt_fd[1],
+ * O_RDWR, the writers'. Each is the first such handle's own (share_fd),
+ * with O_APPEND and O_NONBLOCK cleared, and goes with the last handle using
+ * it (pt_users), counted meanwhile in the share of the user whose open it
+ * was (uid_share.c); a later handle's own descriptor is closed once the
+ * handle is set up (handle_new) and its share given back. So a reader never
+ * makes the daemon hold the file open for writing (an executable's execve
+ * would fail with ETXTBSY; a read lease would be broken), and 200 opens of
+ * one file cost 2 descriptors. What a handle's access mode forbids (a
+ * read-only handle's fallocate, EBADF, and ftruncate, EINVAL; copy_file_range
+ * into an O_APPEND file, EBADF) the kernel refuses on its own file before
+ * sending anything. A handle opened O_SYNC, O_DSYNC or O_NOATIME keeps its
+ * own descriptor (fallocate and copy_file_range honour those flags), as
+ * does a writer whose own descriptor is write-only (open_backing's
+ * fallback) while no read-write one is shared. Per-open-file state stays
+ * per open: flock locks go on a descriptor the handle gets at its first
+ * flock (ops_lock.c, flock_fd), and a write-back error a shared
+ * descriptor's fsync reports once is kept for the other handles (ops_file.c,
+ * fsync_shared_error), as each one's own descriptor would have reported it.
+ *
  * Rights: every open still opens its own backing descriptor with the
  * caller's credentials (ops_file.c) before anything is registered, so the
  * caller's access is checked as before. The kernel opens the shared backing
@@ -179,12 +203,59 @@ static int backing_of(fuse_req_t req, struct inode *n, int fd)
 }
 #endif
 
+/* Which of the inode's shared descriptors serves @of: [0] readers', [1] writers'. */
+static int share_slot(const struct open_file *of)
+{
+	return (of->flags & O_ACCMODE) != O_RDONLY;
+}
+
+#ifdef ACCEL_HAVE_PASSTHROUGH
+/* A handle opened with one of these keeps its own descriptor: the daemon's
+ * own calls through it (fallocate, copy_file_range) honour them. O_SYNC
+ * includes O_DSYNC. */
+#define PT_OWN_FLAGS (O_DSYNC | O_NOATIME)
+
+/*
+ * Under n->lock, for a passthrough handle: share its inode's descriptor for
+ * its access mode, or make its own that descriptor (then of->fd stays).
+ * Only an O_RDONLY descriptor serves readers and an O_RDWR one writers,
+ * without O_APPEND (the kernel refuses an O_APPEND file's copy_file_range
+ * itself; the rest that comes here ignores it) or O_NONBLOCK (ignored by
+ * every request on a regular file). Returns the descriptor @of is to use
+ * instead of its own, or -1.
+ */
+static int share_fd(struct open_file *of)
+{
+	struct inode *n = of->inode;
+	int k = share_slot(of), fl;
+
+	if (of->flags & PT_OWN_FLAGS)
+		return -1;
+	if (n->pt_fd[k] >= 0) {
+		n->pt_users[k]++;
+		of->fd_shared = true;
+		return n->pt_fd[k];
+	}
+	fl = fcntl(of->fd, F_GETFL);
+	if (fl < 0 || (fl & O_ACCMODE) != (k ? O_RDWR : O_RDONLY) ||
+	    ((fl & (O_APPEND | O_NONBLOCK)) &&
+	     fcntl(of->fd, F_SETFL, fl & ~(O_APPEND | O_NONBLOCK))))
+		return -1; /* a write-only fallback (open_backing) stays the handle's */
+	n->pt_fd[k] = of->fd;
+	n->pt_users[k] = 1;
+	n->pt_uid[k] = of->uid; /* its share moves with it */
+	of->fd_shared = true;
+	return -1;
+}
+#endif
+
 int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
-			    struct fuse_file_info *fi)
+			    struct fuse_file_info *fi, int *swap)
 {
 	struct inode *n = of->inode;
 
 	of->passthrough = false;
+	*swap = -1;
 	/* one mode per inode: a handle already on the daemon path keeps it there */
 	if (!wanted && !n->pt_opens)
 		return 0;
@@ -200,6 +271,7 @@ int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
 		}
 		n->stamp_valid = false; /* nor may a later cached open keep them */
 		of->passthrough = true;
+		*swap = share_fd(of);
 		cache_io_count_passthrough(of->fs, true);
 		return 1;
 	}
@@ -211,18 +283,23 @@ int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
 	return 0;
 }
 
-int passthrough_release_locked(struct open_file *of)
+void passthrough_release_locked(struct open_file *of, struct pt_leftover *left)
 {
 	struct inode *n = of->inode;
-	int id;
+	int k = share_slot(of);
 
+	*left = (struct pt_leftover){ .backing_id = 0, .fd = -1 };
 	if (of->pt_pid && n->pt_writer == of->pt_pid) /* its writes are another's now */
 		__atomic_store_n(&n->pt_writer, 0, __ATOMIC_RELAXED);
+	if (of->fd_shared && !--n->pt_users[k]) {
+		left->fd = n->pt_fd[k];
+		left->uid = n->pt_uid[k];
+		n->pt_fd[k] = -1;
+	}
 	if (!of->passthrough || --n->pt_opens)
-		return 0;
-	id = n->pt_backing_id;
+		return;
+	left->backing_id = n->pt_backing_id;
 	n->pt_backing_id = 0;
-	return id;
 }
 
 /* The kernel's FUSE_DEV_IOC_BACKING_CLOSE (linux/fuse.h >= 6.9; Debian 12's

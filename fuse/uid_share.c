@@ -3,17 +3,20 @@
  * uid_share.c - each user's share of the daemon's descriptors for open
  * files (issue 27).
  *
- * Every open through the mount costs the daemon a backing descriptor. A
- * user's processes each stay within their own RLIMIT_NOFILE, but together
- * they could use up the daemon's, and then every other user's and root's
- * opens and creates would fail with EMFILE. So a user other than root may
- * hold at most UID_SHARE_DIV-th of the descriptors the daemon keeps for open
- * files (half its RLIMIT_NOFILE; the other half is the inode descriptor
- * cache, inode.c); past that her open gets EMFILE, as a local process gets
- * at its own limit, and one log line says so. Root is not counted, nor the
- * daemon's own user (a user's own mount serves her alone).
+ * An open through the mount costs the daemon a backing descriptor, and a
+ * lock one more (ops_lock.c). A user's processes each stay within their
+ * own RLIMIT_NOFILE, but together they could use up the daemon's, and then
+ * every other user's and root's opens and creates would fail with EMFILE.
+ * So a user other than root may hold at most UID_SHARE_DIV-th of the
+ * descriptors the daemon keeps for open files (half its RLIMIT_NOFILE; the
+ * other half is the inode descriptor cache, inode.c); past that her open
+ * gets EMFILE, as a local process gets at its own limit, and her lock
+ * ENOLCK, as the kernel's lock table answers when full; one log line says
+ * so. Root is not counted, nor the daemon's own user (a user's own mount
+ * serves her alone). What is counted is descriptors, not opens: kernel
+ * passthrough handles of one file share one (passthrough.c), counted once.
  *
- * The table maps uid -> open handles. Entries are never removed (a host
+ * The table maps uid -> descriptors held. Entries are never removed (a host
  * has few users); a full table sends further users to one shared entry,
  * which only makes them stricter. Lock: share_lock, a leaf.
  */
@@ -73,7 +76,7 @@ static bool counted(uid_t uid)
 	return uid != 0 && uid != geteuid();
 }
 
-int uid_share_take(uid_t uid)
+int uid_share_take(uid_t uid, int err)
 {
 	struct share_entry *e;
 	bool log = false;
@@ -86,7 +89,7 @@ int uid_share_take(uid_t uid)
 	if (e->opens >= share_limit) {
 		uint64_t now = now_ns();
 
-		ret = -EMFILE;
+		ret = -err;
 		log = now - share_logged_ns >= UID_SHARE_LOG_NS || !share_logged_ns;
 		if (log)
 			share_logged_ns = now;
@@ -96,9 +99,9 @@ int uid_share_take(uid_t uid)
 	pthread_mutex_unlock(&share_lock);
 	if (log)
 		log_msg(LOG_WARNING,
-			"uid %u has %u files open through the mount, its share of the daemon's "
-			"descriptors: EMFILE",
-			(unsigned int)uid, share_limit);
+			"uid %u holds %u of the daemon's descriptors (files open and locks "
+			"through the mount), its share: %s",
+			(unsigned int)uid, share_limit, err == ENOLCK ? "ENOLCK" : "EMFILE");
 	return ret;
 }
 
