@@ -562,12 +562,14 @@ static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
  */
 static int flush_source(struct open_file *of)
 {
-	int fd;
+	int fd, ret;
 
 	if (!of->fs->shared || (of->flags & O_ACCMODE) == O_RDONLY)
 		return 0;
 	fd = dup(of->fd);
-	return fd < 0 || close(fd) ? -errno : 0;
+	ret = fd < 0 || close(fd) ? -errno : 0;
+	/* a shared descriptor's flush reports a write-back error once, for all */
+	return of->fd_shared ? fsync_shared_error(of, ret) : ret;
 }
 
 static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
