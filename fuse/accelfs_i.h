@@ -61,6 +61,8 @@
 #include "pool.h"
 #include "watch_state.h"
 
+struct pt_share; /* passthrough.c */
+
 /* A node's place in the descriptor cache's clock ring (inode.c). */
 struct fd_link {
 	struct fd_link *prev, *next;
@@ -119,13 +121,9 @@ struct inode {
 	/* Kernel passthrough (passthrough.c): the inode's handles are all on one path. */
 	unsigned int pt_opens; /* of opens, those in passthrough mode */
 	int pt_backing_id;     /* the kernel's backing file id while pt_opens > 0, else 0 */
-	/* The descriptors its passthrough handles share instead of one each
-	 * ([0] readers', [1] writers'; -1: none): the first such handle's own,
-	 * closed with the last handle using it (pt_users), counted to the user
-	 * whose open it was (pt_uid). */
-	int pt_fd[2];
-	unsigned int pt_users[2];
-	uid_t pt_uid[2];
+	/* The descriptors its passthrough handles share instead of one each,
+	 * one per user and access mode (passthrough.c), NULL: none */
+	struct pt_share *pt_shares;
 	/* The process that opened the last writable passthrough handle, until
 	 * that handle is released; else 0. Written under the lock, read by the
 	 * watcher without it (atomic). */
@@ -186,9 +184,11 @@ struct open_file {
 	bool rmw_tried;
 	/* the kernel does its I/O (passthrough.c); immutable after open */
 	bool passthrough;
-	/* fd is its inode's pt_fd, shared with the inode's other passthrough
-	 * handles, not its own (passthrough.c); immutable after open */
+	/* fd is not its own but one its inode's passthrough handles of its
+	 * user and access mode share (passthrough.c: pt_share, freed with the
+	 * last of them); both immutable after open */
 	bool fd_shared;
+	struct pt_share *pt_share;
 	/* atomic: a fd_shared handle's own descriptor for flock, opened at its
 	 * first flock (ops_lock.c); -1: none */
 	int lock_fd;

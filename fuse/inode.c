@@ -189,7 +189,6 @@ static struct inode *inode_new(int fd, const struct stat *st, const struct file_
 	}
 	n->fd = fd;
 	n->wb_fd = -1;
-	n->pt_fd[0] = n->pt_fd[1] = -1;
 	n->dev = st->st_dev;
 	n->ino = st->st_ino;
 	n->type = st->st_mode & S_IFMT;

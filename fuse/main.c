@@ -197,7 +197,6 @@ static int setup_root(struct accelfs *fs)
 	r->ino = st.st_ino;
 	r->type = S_IFDIR;
 	r->wb_fd = -1;
-	r->pt_fd[0] = r->pt_fd[1] = -1;
 	r->nlookup = 2;
 	pthread_mutex_init(&r->lock, NULL);
 	if (inode_table_init(fs))

@@ -13,10 +13,11 @@
 #           each answer (a read-only handle's EBADF and EINVAL included) and
 #           the final file as on a local directory
 #   share   the daemon runs with RLIMIT_NOFILE 256 (a user's share: 32
-#           descriptors); as nobody, 100 passthrough opens of one file all
-#           succeed (32 before), and what does cost descriptors still counts:
-#           flocks (a descriptor each: ENOLCK past the share) and opens of
-#           other files (one descriptor per file: EMFILE past it)
+#           descriptors); while root holds 10 handles of a file, nobody's
+#           100 passthrough opens of it all succeed (32 before) on 2
+#           descriptors of her own, and what does cost descriptors still
+#           counts: flocks (a descriptor each: ENOLCK past the share) and
+#           opens of other files (one descriptor per file: EMFILE past it)
 # Skips (77) without root, /dev/fuse, or a kernel/libfuse with passthrough.
 set -u
 . "$(dirname "$0")/../lib/mount.sh"
@@ -60,7 +61,7 @@ case_count() {
 	pt_mount ""
 	cat "$mnt/f" >/dev/null # the node and its descriptor exist
 	n0=$(daemon_fds)
-	$PY "$HELPER" hold "$mnt" 200 3 "passthrough-fds-$$" >"$base/hold.out" &
+	$PY "$HELPER" hold "$mnt/f" 200 3 "passthrough-fds-$$" >"$base/hold.out" &
 	local holder=$!
 	for _ in $(seq 50); do grep -q opened "$base/hold.out" && break; sleep 0.1; done
 	grep -q "opened 200" "$base/hold.out" || fail "200 opens: $(cat "$base/hold.out")"
@@ -93,7 +94,7 @@ case_ops() {
 }
 
 case_share() {
-	local i out
+	local i n out
 	command -v setpriv >/dev/null || skip "setpriv is not installed"
 	mkdir -m 755 "$src/her"
 	echo same >"$src/her/same"
@@ -101,17 +102,28 @@ case_share() {
 	chown -R 65534:65534 "$src/her"
 	ulimit -n 256 || skip "cannot set RLIMIT_NOFILE"
 	pt_mount ",allow_other"
+	# root's handles of the same file first: shared among root's, not with hers
+	$PY "$HELPER" hold "$mnt/her/same" 10 5 "passthrough-fds-$$" >"$base/root.out" &
+	local root=$!
+	for _ in $(seq 50); do grep -q opened "$base/root.out" && break; sleep 0.1; done
+	grep -q "opened 10" "$base/root.out" || fail "root's opens: $(cat "$base/root.out")"
 	setpriv --reuid=65534 --regid=65534 --clear-groups $PY "$HELPER" share "$mnt/her" 100 3 \
 		"passthrough-fds-$$" >"$base/share.out" &
 	local holder=$!
 	for _ in $(seq 100); do grep -q same "$base/share.out" && break; sleep 0.1; done
 	out=$(cat "$base/share.out")
 	echo "nobody (share 32): $out"
+	n=$(ls -l "/proc/$ACCEL_PID/fd" | grep -c -- " -> $src/her/same$")
 	wait $holder
-	# 100 opens: 2 descriptors (readers', writers'); 20 flocks: 22; then
-	# 10 of the 40 other files (one each) fill the share; 20 more flocks fail
+	wait $root
+	# 100 opens: 2 descriptors (her readers', her writers'); 20 flocks: 22;
+	# then 10 of the 40 other files (one each) fill the share; 20 more
+	# flocks fail. Her opens never use root's descriptors (nor count them).
 	[ "$out" = "same 100 other 10 flock 20 [('flock ENOLCK', 20), ('other EMFILE', 30)]" ] ||
 		fail "nobody's opens and locks: $out"
+	# (and the node's O_PATH one, unless the inode descriptor cache closed it)
+	[ "$n" -ge 24 ] && [ "$n" -le 25 ] ||
+		fail "$n descriptors of the file: want root's 2, nobody's 2 and 20 flocks'"
 	no_fallback
 	grep -q "uid 65534 holds 32 of the daemon's descriptors" "$ACCEL_LOG" ||
 		fail "no log line for the share: $(cat "$ACCEL_LOG")"

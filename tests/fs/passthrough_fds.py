@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # passthrough_fds.py ACTION DIR [ARGS]: helper of passthrough-fds.sh.
-#   hold DIR N SECS   open DIR/f N times (every third read-only), print
+#   hold FILE N SECS  open FILE N times (every third read-only), print
 #                     "opened N", hold them SECS seconds
 #   ops DIR           open DIR/f through five handles and use them: write,
 #                     fsync, fallocate, ftruncate, copy_file_range,
@@ -145,8 +145,8 @@ def ops(d):
     print("\n".join(out))
 
 
-def hold(d, n, secs):
-    fds = [os.open(d + "/f", os.O_RDONLY if i % 3 == 0 else os.O_RDWR) for i in range(n)]
+def hold(path, n, secs):
+    fds = [os.open(path, os.O_RDONLY if i % 3 == 0 else os.O_RDWR) for i in range(n)]
     print("opened %d" % len(fds), flush=True)
     time.sleep(secs)
 
@@ -175,7 +175,7 @@ def share(d, n, secs):
     time.sleep(secs)
 
 
-action, d = sys.argv[1], sys.argv[2]
+action, d = sys.argv[1], sys.argv[2]  # d: a directory, or hold's file
 if action == "ops":
     ops(d)
 elif action == "hold":
