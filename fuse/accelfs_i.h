@@ -63,6 +63,8 @@
 #include "pool.h"
 #include "watch_state.h"
 
+struct pt_share; /* passthrough.c */
+
 /* A node's place in the descriptor cache's clock ring (inode.c). */
 struct fd_link {
 	struct fd_link *prev, *next;
@@ -122,6 +124,9 @@ struct inode {
 	/* Kernel passthrough (passthrough.c): the inode's handles are all on one path. */
 	unsigned int pt_opens; /* of opens, those in passthrough mode */
 	int pt_backing_id;     /* the kernel's backing file id while pt_opens > 0, else 0 */
+	/* The descriptors its passthrough handles share instead of one each,
+	 * one per user and access mode (passthrough.c), NULL: none */
+	struct pt_share *pt_shares;
 	/* The process that opened the last writable passthrough handle, until
 	 * that handle is released; else 0. Written under the lock, read by the
 	 * watcher without it (atomic). */
@@ -155,12 +160,13 @@ struct handle_link {
 	struct handle_link *prev, *next;
 };
 
-/* One open file: its own backing descriptor, so file status flags stay per open. */
+/* One open file: its own backing descriptor, so file status flags stay per
+ * open; a kernel passthrough handle's is shared (fd_shared, passthrough.c). */
 struct open_file {
 	struct handle_link link; /* under the mount's open file list lock (fs->files) */
 	struct accelfs *fs;	 /* the mount it is open on; immutable */
 	struct inode *inode;	 /* the node it was opened on (holds a kernel reference) */
-	int fd;
+	int fd;			 /* changed once listed only by open_files_set_fd */
 	struct stream *stream; /* buffer cache stream, NULL if not cached */
 	int dfd; /* atomic: O_DIRECT descriptor for fills, -1, or FILL_FD_LATER (fill_fd.h) */
 	bool wrote; /* atomic: a write reached SOURCE or the pool (revalidate at close) */
@@ -181,6 +187,14 @@ struct open_file {
 	bool rmw_tried;
 	/* the kernel does its I/O (passthrough.c); immutable after open */
 	bool passthrough;
+	/* fd is not its own but one its inode's passthrough handles of its
+	 * user and access mode share (passthrough.c: pt_share, freed with the
+	 * last of them); both immutable after open */
+	bool fd_shared;
+	struct pt_share *pt_share;
+	/* atomic: a fd_shared handle's own descriptor for flock, opened at its
+	 * first flock (ops_lock.c); -1: none */
+	int lock_fd;
 	pid_t pt_pid;	   /* a writable passthrough handle's opener, else 0; immutable */
 	unsigned int busy; /* open file list lock: walkers using it outside the lock */
 	bool locked;	   /* atomic: a lock owner's descriptor was made through it (ops_lock.c) */
@@ -424,11 +438,21 @@ bool transport_foreign_replies(struct accelfs *fs);
 struct tuning_values;
 void passthrough_init(struct accelfs *fs, struct fuse_conn_info *conn, bool writeback_cache);
 bool passthrough_wanted(struct accelfs *fs, const struct inode *n, const struct tuning_values *t);
-/* Under inode->lock, before the open is counted in n->opens: 1 passthrough, 0 not. */
+/*
+ * Under inode->lock, before the open is counted in n->opens: 1 passthrough,
+ * 0 not. *@swap: the inode's shared descriptor the handle is to use from
+ * now on instead of its own (the caller closes its own), or -1.
+ */
 int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
-			    struct fuse_file_info *fi);
-/* Under inode->lock: the backing id to close now (the inode's last passthrough handle), or 0. */
-int passthrough_release_locked(struct open_file *of);
+			    struct fuse_file_info *fi, int *swap);
+/* What a handle's release leaves to do once inode->lock is dropped. */
+struct pt_leftover {
+	int backing_id; /* > 0: the inode's last passthrough handle: passthrough_close() it */
+	int fd;		/* >= 0: a shared descriptor's last user: close it, give @uid's share */
+	uid_t uid;
+};
+/* Under inode->lock: a handle goes. */
+void passthrough_release_locked(struct open_file *of, struct pt_leftover *left);
 /* Unregister @backing_id (> 0) through the session's device: needs no
  * request, so an open whose reply found its opener gone closes it too. */
 void passthrough_close(struct accelfs *fs, int backing_id);

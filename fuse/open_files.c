@@ -24,6 +24,20 @@ void open_files_remove(struct open_file *of)
 	pthread_mutex_unlock(&l->lock);
 }
 
+int open_files_set_fd(struct open_file *of, int fd)
+{
+	struct open_files *l = &of->fs->files;
+	int old;
+
+	pthread_mutex_lock(&l->lock);
+	while (of->busy) /* a walker is using the old one */
+		pthread_cond_wait(&l->idle, &l->lock);
+	old = of->fd;
+	of->fd = fd;
+	pthread_mutex_unlock(&l->lock);
+	return old;
+}
+
 struct open_file *open_files_first(struct accelfs *fs)
 {
 	struct open_files *l = &fs->files;

@@ -20,6 +20,9 @@
 void open_files_add(struct open_file *of);
 /* Take @of off the list, then wait until no walk has it pinned. */
 void open_files_remove(struct open_file *of);
+/* Give @of (listed) descriptor @fd instead of its own, once no walk has it
+ * pinned; returns the old one, for the caller to close. */
+int open_files_set_fd(struct open_file *of, int fd);
 /* The first open file, or NULL (shutdown releases them one by one). */
 struct open_file *open_files_first(struct accelfs *fs);
 

@@ -125,7 +125,7 @@ static int open_backing(struct accelfs *fs, int nfd, int kernel_flags, bool nowa
 static int handle_free(struct open_file *of, const struct stat *st)
 {
 	struct inode *n = of->inode;
-	int backing_id;
+	struct pt_leftover left;
 
 	/* deferred bytes first: their write-back would move the mtime set next */
 	if (__atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
@@ -137,16 +137,22 @@ static int handle_free(struct open_file *of, const struct stat *st)
 		__atomic_store_n(&n->times_pending, false, __ATOMIC_RELAXED);
 	if ((of->flags & O_ACCMODE) != O_RDONLY)
 		__atomic_sub_fetch(&n->wopens, 1, __ATOMIC_RELAXED);
-	backing_id = passthrough_release_locked(of);
+	passthrough_release_locked(of, &left);
 	pthread_mutex_unlock(&n->lock);
 	open_files_remove(of);
 	cache_io_close(of, st);
 	wb_last_handle(n);
 	lock_release_handle(of); /* before its descriptor: flock locks go with that */
-	close(of->fd);
-	uid_share_give(of->uid);
+	if (!of->fd_shared) {
+		close(of->fd);
+		uid_share_give(of->uid);
+	}
+	if (left.fd >= 0) { /* the inode's shared one, whose last user it was */
+		close(left.fd);
+		uid_share_give(left.uid);
+	}
 	free(of);
-	return backing_id;
+	return left.backing_id;
 }
 
 /*
@@ -181,6 +187,7 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 	struct tuning_values t;
 	struct stat buf;
 	bool wanted, read;
+	int swap;
 	/* past shutdown's final sync nothing written would reach SOURCE */
 	int ret = (fi->flags & O_ACCMODE) != O_RDONLY ? shutdown_refuse(fs, n, "an open") : 0;
 	uid_t uid = fuse_req_ctx(req)->uid; /* its share taken by the caller */
@@ -201,6 +208,7 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 	}
 	of->fs = fs;
 	of->fd = fd;
+	of->lock_fd = -1;
 	of->uid = uid;
 	of->lost_seen = __atomic_load_n(&n->lost_seq, __ATOMIC_ACQUIRE); /* errors after its open */
 	of->inode = n;
@@ -210,7 +218,7 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 	wanted = file_tuning_read(of, st, created, &t, &read);
 	open_files_add(of);
 	pthread_mutex_lock(&n->lock);
-	if (!passthrough_open_locked(req, of, wanted, fi))
+	if (!passthrough_open_locked(req, of, wanted, fi, &swap))
 		cache_policy(fs, n, st, fi);
 	/* Times kept for a previous open are stale once it is gone: a SETATTR
 	 * that saw opens > 0 and kept its times after the last release cleared
@@ -221,6 +229,12 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 		__atomic_add_fetch(&n->wopens, 1, __ATOMIC_RELAXED);
 	of->direct_io = fi->direct_io;
 	pthread_mutex_unlock(&n->lock);
+	/* A passthrough handle shares its inode's descriptor: its own goes,
+	 * and with it the share of the user's that it took. */
+	if (swap >= 0) {
+		close(open_files_set_fd(of, swap));
+		uid_share_give(uid);
+	}
 	cache_io_open(of, st, read ? &t : NULL);
 	/* A handle that defers nothing has nothing to put on SOURCE at close:
 	 * FOPEN_NOFLUSH spares that close its FLUSH round trip (readers, and
@@ -315,7 +329,7 @@ static void accel_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct accelfs *fs = fuse_req_userdata(req);
 	struct inode *n = inode_get(fs, ino);
 	/* past the user's share of the daemon's descriptors: EMFILE */
-	int fd = uid_share_take(fuse_req_ctx(req)->uid);
+	int fd = uid_share_take(fuse_req_ctx(req)->uid, EMFILE);
 	struct open_wait *w;
 
 	if (fd) {
@@ -384,7 +398,7 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 	struct accelfs *fs = fuse_req_userdata(req);
 	struct fuse_entry_param e;
 	uid_t uid = fuse_req_ctx(req)->uid;
-	int fd, ret = uid_share_take(uid); /* past the user's share: EMFILE, nothing created */
+	int fd, ret = uid_share_take(uid, EMFILE); /* past the user's share: nothing created */
 
 	if (ret) {
 		fuse_reply_err(req, -ret);
@@ -425,7 +439,7 @@ static void accel_tmpfile(fuse_req_t req, fuse_ino_t parent, mode_t mode, struct
 	struct inode *p = inode_get(fs, parent);
 	struct fuse_entry_param e;
 	uid_t uid = fuse_req_ctx(req)->uid;
-	int fd, pfd, ret = uid_share_take(uid);
+	int fd, pfd, ret = uid_share_take(uid, EMFILE);
 
 	if (ret) {
 		fuse_reply_err(req, -ret);
@@ -487,6 +501,28 @@ static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	fuse_reply_err(req, 0);
 }
 
+/*
+ * The answer to a fsync through a descriptor its inode's passthrough
+ * handles share (passthrough.c), whose fsync returned @ret. A write-back
+ * error is reported once per open file (the kernel's errseq), but the
+ * shared descriptor reports it once for all of them: so the handle that
+ * got it keeps it for the others (a lost write, lost_write.c), which each
+ * report it at their next fsync, once, as their own descriptors would have.
+ */
+static int fsync_shared_error(struct open_file *of, int ret)
+{
+	int kept;
+
+	if (ret && ret != -EIO && ret != -ENOSPC && ret != -EDQUOT)
+		return ret;
+	kept = lost_write_check(of); /* another handle got it first */
+	if (ret && !kept) {	     /* new: the others have not heard of it */
+		lost_write_note(of, ret);
+		lost_write_check(of);
+	}
+	return ret ? ret : kept;
+}
+
 /* fsync is never deferred, unless the file's owner asked for sync=relaxed. */
 static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
@@ -502,7 +538,9 @@ static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 	ret = wb_sync(of);
 	if (!ret)
 		ret = backend_fsync(of->fd, datasync);
-	if (!ret)
+	if (of->fd_shared)
+		ret = fsync_shared_error(of, ret);
+	else if (!ret)
 		ret = lost_write_check(of);
 	fuse_reply_err(req, -ret);
 }
@@ -524,12 +562,14 @@ static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
  */
 static int flush_source(struct open_file *of)
 {
-	int fd;
+	int fd, ret;
 
 	if (!of->fs->shared || (of->flags & O_ACCMODE) == O_RDONLY)
 		return 0;
 	fd = dup(of->fd);
-	return fd < 0 || close(fd) ? -errno : 0;
+	ret = fd < 0 || close(fd) ? -errno : 0;
+	/* a shared descriptor's flush reports a write-back error once, for all */
+	return of->fd_shared ? fsync_shared_error(of, ret) : ret;
 }
 
 static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

@@ -16,7 +16,13 @@
  * the owner: lock_flush) or when the open file it locked through is
  * released (OFD owners: lock_release_handle); closing the owner's
  * descriptor drops them all at once. flock locks belong to an open file:
- * they are taken on the handle's own backing descriptor, and go with it.
+ * they are taken on the handle's own backing descriptor, and go with it; a
+ * kernel passthrough handle, which shares its inode's descriptor with the
+ * inode's other passthrough handles (passthrough.c), gets a descriptor of
+ * its own for them at its first flock (flock_fd), kept until its release.
+ * Each lock owner's and flock's descriptor counts in the user's share of
+ * the daemon's descriptors (uid_share.c): past it the lock fails with
+ * ENOLCK, as when the kernel's lock table is full.
  *
  * A request that must wait (F_SETLKW, flock without LOCK_NB) never holds one
  * of the workers that serve every user: it is tried without waiting, and
@@ -45,6 +51,7 @@
 #include "open_files.h"
 #include "shared.h"
 #include "slow.h"
+#include "uid_share.h"
 
 /* One lock owner's descriptor on one file. */
 struct lock_owner {
@@ -54,6 +61,7 @@ struct lock_owner {
 	uint64_t owner;		     /* the kernel's lock owner id */
 	const struct open_file *via; /* the handle it was made through (OFD owners) */
 	int fd;			     /* the owner's locks are this descriptor's OFD locks */
+	uid_t uid;		     /* whose share of the daemon's descriptors fd takes */
 	unsigned int refs;	     /* set's lock: the table's one while linked, waiters' */
 	bool linked;		     /* set's lock: in the table */
 	pid_t pid;		     /* atomic: the process that asked for its last lock */
@@ -99,6 +107,7 @@ static void owner_put(struct lock_owner *lo)
 	pthread_mutex_unlock(&lo->set->lock);
 	if (last) {
 		close(lo->fd); /* drops every lock the owner still has */
+		uid_share_give(lo->uid);
 		free(lo);
 	}
 }
@@ -157,9 +166,13 @@ static struct lock_owner *owner_get(struct open_file *of, uint64_t owner, int *e
 
 	if (lo)
 		return lo;
+	*err = uid_share_take(of->uid, ENOLCK);
+	if (*err)
+		return NULL;
 	fd = owner_open(of);
 	lo = fd >= 0 ? calloc(1, sizeof(*lo)) : NULL;
 	if (!lo) {
+		uid_share_give(of->uid);
 		*err = fd < 0 ? fd : -ENOMEM;
 		if (fd >= 0)
 			close(fd);
@@ -170,6 +183,7 @@ static struct lock_owner *owner_get(struct open_file *of, uint64_t owner, int *e
 				   .owner = owner,
 				   .via = of,
 				   .fd = fd,
+				   .uid = of->uid,
 				   .refs = 2,
 				   .linked = true };
 	pthread_mutex_lock(&t->lock);
@@ -187,6 +201,7 @@ static struct lock_owner *owner_get(struct open_file *of, uint64_t owner, int *e
 	__atomic_store_n(&of->locked, true, __ATOMIC_RELAXED);
 	if (other) {
 		close(fd);
+		uid_share_give(of->uid);
 		free(lo);
 	}
 	return other ? other : lo;
@@ -292,9 +307,52 @@ static int try_fcntl(struct lock_owner *lo, struct flock *fl)
 	return errno == EACCES ? -EAGAIN : -errno;
 }
 
+/* The descriptor @of's flock locks are on, or -1: none yet (flock_fd). */
+static int flock_fd_known(struct open_file *of)
+{
+	return of->fd_shared ? __atomic_load_n(&of->lock_fd, __ATOMIC_ACQUIRE) : of->fd;
+}
+
+/*
+ * The descriptor @of's flock locks are on: an open file description of its
+ * own, as flock locks are per open file. A handle sharing its inode's
+ * passthrough descriptor gets one now (the first time): opened with the
+ * handle's access mode (where flock is emulated with byte-range locks, as
+ * on NFS, an exclusive lock needs a writable one, as locally) and the
+ * daemon's rights, like the owners' (owner_open), counted in the user's
+ * share. Returns it or -errno.
+ */
+static int flock_fd(struct open_file *of)
+{
+	char proc[PROC_FD_LEN];
+	int fd = flock_fd_known(of), none = -1, ret;
+
+	if (fd >= 0)
+		return fd;
+	ret = uid_share_take(of->uid, ENOLCK);
+	if (ret)
+		return ret;
+	fd = open(proc_fd_path(of->fd, proc), (of->flags & O_ACCMODE) | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) { /* (a lease in the way would read as a lock held: no wait for it) */
+		ret = errno == EWOULDBLOCK ? -ENOLCK : -errno;
+		uid_share_give(of->uid);
+		return ret;
+	}
+	if (__atomic_compare_exchange_n(&of->lock_fd, &none, fd, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		return fd;
+	close(fd); /* another request of the handle made one first */
+	uid_share_give(of->uid);
+	return none;
+}
+
 static int try_flock(struct open_file *of, int op)
 {
-	if (!flock(of->fd, op | LOCK_NB))
+	int fd = flock_fd(of);
+
+	if (fd < 0)
+		return fd;
+	if (!flock(fd, op | LOCK_NB))
 		return 0;
 	return errno == EWOULDBLOCK ? -EAGAIN : -errno;
 }
@@ -342,8 +400,10 @@ static void accel_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	int ret;
 
 	if (op & LOCK_UN) {
+		int fd = flock_fd_known(of); /* none: no lock to drop */
+
 		lock_releasing(of->fs, of->inode);
-		ret = flock(of->fd, LOCK_UN) ? -errno : 0;
+		ret = fd >= 0 && flock(fd, LOCK_UN) ? -errno : 0;
 		fuse_reply_err(req, -ret);
 		return;
 	}
@@ -367,7 +427,8 @@ static int wait_for_lock(struct lock_wait *w)
 
 		if (slow_interrupted(&w->slow))
 			return -EINTR;
-		r = w->lo ? fcntl(w->lo->fd, F_OFD_SETLKW, &w->fl) : flock(w->of->fd, w->op);
+		r = w->lo ? fcntl(w->lo->fd, F_OFD_SETLKW, &w->fl)
+			  : flock(flock_fd_known(w->of), w->op);
 		if (!r)
 			return 0;
 		if (errno != EINTR)
@@ -384,7 +445,7 @@ static void wait_undo(struct lock_wait *w)
 		un.l_type = F_UNLCK;
 		fcntl(w->lo->fd, F_OFD_SETLK, &un);
 	} else {
-		flock(w->of->fd, LOCK_UN);
+		flock(flock_fd_known(w->of), LOCK_UN);
 	}
 }
 
@@ -457,7 +518,12 @@ void lock_release_handle(struct open_file *of)
 {
 	struct lock_owners *t = &of->fs->owners;
 	struct lock_owner *gone = NULL, *lo, **p;
+	int fd = __atomic_exchange_n(&of->lock_fd, -1, __ATOMIC_ACQ_REL);
 
+	if (fd >= 0) { /* its flock locks go with it */
+		close(fd);
+		uid_share_give(of->uid);
+	}
 	if (!__atomic_load_n(&of->locked, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&t->lock);

@@ -22,6 +22,33 @@
  *   daemon as before, counted as a fallback, and no later open tries again:
  *   one log line, not one per open (as libfuse's passthrough_hp does).
  *
+ * Descriptors: the kernel holds the backing file, so a passthrough handle
+ * keeps no daemon descriptor of its own (issue 27). What still reaches the
+ * daemon for it (fsync, fallocate, setattr through the handle, lseek,
+ * copy_file_range, locks) uses a descriptor the inode's passthrough handles
+ * of the same user and access mode share (struct pt_share): an O_RDONLY one
+ * for readers, an O_RDWR one for writers. Each is the first such handle's
+ * own (share_fd), opened with that user's credentials, with O_APPEND and
+ * O_NONBLOCK cleared, and goes with the last handle using it, counted
+ * meanwhile in that user's share (uid_share.c); a later handle's own
+ * descriptor is closed once the handle is set up (handle_new) and its share
+ * given back. So no user's requests go through a descriptor another user
+ * opened (on a network SOURCE the descriptor's credentials may be what the
+ * server checks), a reader never makes the daemon hold the file open for
+ * writing (an executable's execve would fail with ETXTBSY; a read lease
+ * would be broken), and a user's 200 opens of one file cost 2 descriptors,
+ * counted to her alone. What a handle's access mode forbids (a
+ * read-only handle's fallocate, EBADF, and ftruncate, EINVAL; copy_file_range
+ * into an O_APPEND file, EBADF) the kernel refuses on its own file before
+ * sending anything. A handle opened O_SYNC, O_DSYNC or O_NOATIME keeps its
+ * own descriptor (fallocate and copy_file_range honour those flags), as
+ * does a writer whose own descriptor is write-only (open_backing's
+ * fallback) while no read-write one is shared. Per-open-file state stays
+ * per open: flock locks go on a descriptor the handle gets at its first
+ * flock (ops_lock.c, flock_fd), and a write-back error a shared
+ * descriptor's fsync reports once is kept for the other handles (ops_file.c,
+ * fsync_shared_error), as each one's own descriptor would have reported it.
+ *
  * Rights: every open still opens its own backing descriptor with the
  * caller's credentials (ops_file.c) before anything is registered, so the
  * caller's access is checked as before. The kernel opens the shared backing
@@ -40,6 +67,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -179,12 +207,76 @@ static int backing_of(fuse_req_t req, struct inode *n, int fd)
 }
 #endif
 
+#ifdef ACCEL_HAVE_PASSTHROUGH
+/* A handle opened with one of these keeps its own descriptor: the daemon's
+ * own calls through it (fallocate, copy_file_range) honour them. O_SYNC
+ * includes O_DSYNC. */
+#define PT_OWN_FLAGS (O_DSYNC | O_NOATIME)
+#endif
+
+/* A descriptor of an inode that its passthrough handles of one user and
+ * access mode share (see the top); on the inode's list, under its lock. */
+struct pt_share {
+	struct pt_share *next;
+	uid_t uid;	    /* the user whose handles use it, and whose share it takes */
+	bool writes;	    /* O_RDWR, the writers'; else O_RDONLY, the readers' */
+	int fd;		    /* the first such handle's own */
+	unsigned int users; /* handles using it */
+};
+
+#ifdef ACCEL_HAVE_PASSTHROUGH
+/*
+ * Under n->lock, for a passthrough handle: share the descriptor of its
+ * inode for its user and access mode, or make its own that descriptor
+ * (then of->fd stays). Only an O_RDONLY descriptor serves readers and an
+ * O_RDWR one writers, without O_APPEND (the kernel refuses an O_APPEND
+ * file's copy_file_range itself; the rest that comes here ignores it) or
+ * O_NONBLOCK (ignored by every request on a regular file). Returns the
+ * descriptor @of is to use instead of its own, or -1.
+ */
+static int share_fd(struct open_file *of)
+{
+	struct inode *n = of->inode;
+	bool writes = (of->flags & O_ACCMODE) != O_RDONLY;
+	struct pt_share *s;
+	int fl;
+
+	if (of->flags & PT_OWN_FLAGS)
+		return -1;
+	for (s = n->pt_shares; s; s = s->next)
+		if (s->uid == of->uid && s->writes == writes)
+			break;
+	if (s) {
+		s->users++;
+		of->pt_share = s;
+		of->fd_shared = true;
+		return s->fd;
+	}
+	fl = fcntl(of->fd, F_GETFL);
+	if (fl < 0 || (fl & O_ACCMODE) != (writes ? O_RDWR : O_RDONLY) ||
+	    ((fl & (O_APPEND | O_NONBLOCK)) &&
+	     fcntl(of->fd, F_SETFL, fl & ~(O_APPEND | O_NONBLOCK))))
+		return -1; /* a write-only fallback (open_backing) stays the handle's */
+	s = malloc(sizeof(*s));
+	if (!s)
+		return -1;
+	*s = (struct pt_share){
+		.next = n->pt_shares, .uid = of->uid, .writes = writes, .fd = of->fd, .users = 1
+	};
+	n->pt_shares = s;
+	of->pt_share = s;
+	of->fd_shared = true;
+	return -1;
+}
+#endif
+
 int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
-			    struct fuse_file_info *fi)
+			    struct fuse_file_info *fi, int *swap)
 {
 	struct inode *n = of->inode;
 
 	of->passthrough = false;
+	*swap = -1;
 	/* one mode per inode: a handle already on the daemon path keeps it there */
 	if (!wanted && !n->pt_opens)
 		return 0;
@@ -200,6 +292,7 @@ int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
 		}
 		n->stamp_valid = false; /* nor may a later cached open keep them */
 		of->passthrough = true;
+		*swap = share_fd(of);
 		cache_io_count_passthrough(of->fs, true);
 		return 1;
 	}
@@ -211,18 +304,27 @@ int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
 	return 0;
 }
 
-int passthrough_release_locked(struct open_file *of)
+void passthrough_release_locked(struct open_file *of, struct pt_leftover *left)
 {
 	struct inode *n = of->inode;
-	int id;
+	struct pt_share *s = of->pt_share, **p;
 
+	*left = (struct pt_leftover){ .backing_id = 0, .fd = -1 };
 	if (of->pt_pid && n->pt_writer == of->pt_pid) /* its writes are another's now */
 		__atomic_store_n(&n->pt_writer, 0, __ATOMIC_RELAXED);
+	if (s && !--s->users) { /* its last user: the caller closes it */
+		for (p = &n->pt_shares; *p != s; p = &(*p)->next)
+			;
+		*p = s->next;
+		left->fd = s->fd;
+		left->uid = s->uid;
+		free(s);
+	}
+	of->pt_share = NULL;
 	if (!of->passthrough || --n->pt_opens)
-		return 0;
-	id = n->pt_backing_id;
+		return;
+	left->backing_id = n->pt_backing_id;
 	n->pt_backing_id = 0;
-	return id;
 }
 
 /* The kernel's FUSE_DEV_IOC_BACKING_CLOSE (linux/fuse.h >= 6.9; Debian 12's

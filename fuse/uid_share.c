@@ -3,15 +3,18 @@
  * uid_share.c - each user's share of the daemon's descriptors for open
  * files (issue 27).
  *
- * Every open through the mount costs the daemon a backing descriptor. A
- * user's processes each stay within their own RLIMIT_NOFILE, but together
- * they could use up the daemon's, and then every other user's and root's
- * opens and creates would fail with EMFILE. So a user other than root may
- * hold at most UID_SHARE_DIV-th of the descriptors the daemon keeps for open
- * files (half its RLIMIT_NOFILE; the other half is the inode descriptor
- * cache, inode.c); past that her open gets EMFILE, as a local process gets
- * at its own limit, and one log line says so. Root is not counted, nor the
- * daemon's own user (a user's own mount serves her alone).
+ * An open through the mount costs the daemon a backing descriptor, and a
+ * lock one more (ops_lock.c). A user's processes each stay within their
+ * own RLIMIT_NOFILE, but together they could use up the daemon's, and then
+ * every other user's and root's opens and creates would fail with EMFILE.
+ * So a user other than root may hold at most UID_SHARE_DIV-th of the
+ * descriptors the daemon keeps for open files (half its RLIMIT_NOFILE; the
+ * other half is the inode descriptor cache, inode.c); past that her open
+ * gets EMFILE, as a local process gets at its own limit, and her lock
+ * ENOLCK, as the kernel's lock table answers when full; one log line says
+ * so. Root is not counted, nor the daemon's own user (a user's own mount
+ * serves her alone). What is counted is descriptors, not opens: kernel
+ * passthrough handles of one file share one (passthrough.c), counted once.
  *
  * The pool's file slots are shared the same way: an open with the pool
  * holds one while it is open (cache_io.c), every slot busy means an open
@@ -20,7 +23,7 @@
  * than root may hold UID_POOL_DIV-th of the slots; past that her opens are
  * served from SOURCE without the pool (not an error), one log line.
  *
- * The table maps uid -> open handles. Entries are never removed (a host
+ * The table maps uid -> descriptors and pool file handles held. Entries are never removed (a host
  * has few users); a full table sends further users to one shared entry,
  * which only makes them stricter. Lock: share_lock, a leaf.
  */
@@ -44,7 +47,7 @@ enum share_res { RES_FDS, RES_POOL, RES_N };
 struct share_entry {
 	uid_t uid;
 	bool used;
-	unsigned int held[RES_N]; /* open handles; cached opens (pool file handles) */
+	unsigned int held[RES_N]; /* descriptors; cached opens (pool file handles) */
 };
 
 /* Process-wide by nature: the shares are of the process's descriptors
@@ -125,7 +128,7 @@ static void share_give(uid_t uid, enum share_res res)
 	pthread_mutex_unlock(&share_lock);
 }
 
-int uid_share_take(uid_t uid)
+int uid_share_take(uid_t uid, int err)
 {
 	bool log;
 
@@ -133,10 +136,10 @@ int uid_share_take(uid_t uid)
 		return 0;
 	if (log)
 		log_msg(LOG_WARNING,
-			"uid %u has %u files open through the mount, its share of the daemon's "
-			"descriptors: EMFILE",
-			(unsigned int)uid, limits[RES_FDS]);
-	return -EMFILE;
+			"uid %u holds %u of the daemon's descriptors (files open and locks "
+			"through the mount), its share: %s",
+			(unsigned int)uid, limits[RES_FDS], err == ENOLCK ? "ENOLCK" : "EMFILE");
+	return -err;
 }
 
 void uid_share_give(uid_t uid)

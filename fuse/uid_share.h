@@ -15,8 +15,9 @@ bool uid_share_counted(uid_t uid);
 
 /* At start, after RLIMIT_NOFILE is settled: the share's size. */
 void uid_share_init(void);
-/* One more open handle of @uid: 0, or -EMFILE past its share (logged). */
-int uid_share_take(uid_t uid);
+/* One more descriptor for @uid (an open handle, a lock's descriptor): 0,
+ * or -@err past its share (logged): EMFILE for an open, ENOLCK for a lock. */
+int uid_share_take(uid_t uid, int err);
 /* ... one fewer. */
 void uid_share_give(uid_t uid);
 

@@ -186,7 +186,7 @@ case_fds() {
 	grep -q "^opened 32 {'Too many open files': 8}" "$base/many.out" ||
 		fail "nobody's 40 opens: $(cat "$base/many.out"), want 32 and 8 EMFILE"
 	other_users_ok "nobody at her share of descriptors"
-	grep -q "uid 65534 has 32 files open through the mount" "$ACCEL_LOG" ||
+	grep -q "uid 65534 holds 32 of the daemon's descriptors" "$ACCEL_LOG" ||
 		fail "no log line for the share: $(cat "$ACCEL_LOG")"
 	echo "PASS: one user's opens stop at her share; root's still work"
 }
