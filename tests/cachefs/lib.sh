@@ -14,6 +14,10 @@
 #               mounted with the options in CFS_EXT4_MOUNT_OPTS, if set (1
 #               and CFS_WHY when ext4 refuses them);
 # cfs_python   PY: the system's python3 (skips without it);
+# cfs_fill_verdict MODE OUT FILE ERROR  after err_writer.py's "fill" (its
+#               output in OUT) of FILE on SOURCE: it saw ERROR (strerror
+#               text), and every byte write() accepted is in FILE, or write,
+#               fsync or close reported the error; fails otherwise;
 # cfs_cut_disk SIZE  an ext4 image of SIZE on cutfs (tests/lib/cutfs.c, in
 #               cut/), taken down at exit; cfs_cut_up puts it on a loop
 #               device (direct I/O) mounted on src, cfs_cut_down takes it
@@ -134,6 +138,18 @@ cfs_ext4_src() {
 cfs_python() {
 	PY=/usr/bin/python3
 	[ -x $PY ] || skip "$PY is needed"
+}
+
+cfs_fill_verdict() {
+	local mode=$1 out=$2 file=$3 err=$4 acc rep have
+	acc=$(sed -n 's/^accepted \([0-9]*\) .*/\1/p' "$out")
+	rep=$(sed -n 's/.* reported \([01]\)$/\1/p' "$out")
+	have=$(stat -c %s "$file")
+	echo "$mode: write() accepted $acc bytes, SOURCE has $have, fsync/close reported: $rep"
+	[ -n "$acc" ] || fail "the writer did not finish: $(cat "$out")"
+	grep -q "$err" "$out" || fail "$mode: the writer never saw \"$err\": $(cat "$out")"
+	[ "$have" -ge "$acc" ] || [ "$rep" = 1 ] ||
+		fail "$mode: $((acc - have)) accepted bytes are not on SOURCE and nothing reported it"
 }
 
 cfs_cut_disk() {

@@ -21,12 +21,5 @@ accel_mount "$PWD/src" "$PWD/m" -o "$mode,pool=$POOL"
 $PY "$(dirname "$0")/err_writer.py" m/big fill >out
 cat out
 accel_umount "$PWD/m"
-acc=$(sed -n 's/^accepted \([0-9]*\) .*/\1/p' out)
-rep=$(sed -n 's/.* reported \([01]\)$/\1/p' out)
-have=$(stat -c %s src/big)
-echo "$mode: write() accepted $acc bytes, SOURCE has $have, fsync/close reported: $rep"
-[ -n "$acc" ] || fail "the writer did not finish: $(cat out)"
-[ "$have" -ge "$acc" ] || [ "$rep" = 1 ] ||
-	fail "$mode: $((acc - have)) accepted bytes are not on SOURCE and nothing reported it"
-grep -q "write error after" out || fail "the writer never saw ENOSPC: SOURCE was not filled"
+cfs_fill_verdict "$mode" out src/big "No space left on device"
 echo "PASS: $mode: every accepted byte is on SOURCE, or the error was reported"
