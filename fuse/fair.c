@@ -18,7 +18,8 @@
  * all block holds at most that share, and the last worker serves the
  * others. A parked request the caller gives up on (FUSE INTERRUPT: a
  * signal, the caller killed) is answered EINTR at once. Past
- * FAIR_PARKED_MAX parked requests the user's next one fails with EAGAIN
+ * FAIR_PARKED_MAX parked requests, or FAIR_PARKED_BYTES of parked write
+ * data, the user's next one fails with EAGAIN
  * and a log line.
  *
  * Not under FUSE over io_uring, where the request a worker's ring entry
@@ -48,6 +49,7 @@ struct fair_user {
 	pthread_mutex_t lock;
 	unsigned int running;	      /* her requests in handlers; lock */
 	unsigned int parked;	      /* lock */
+	size_t parked_bytes;	      /* lock: write data of her parked requests */
 	struct fair_job *head, *tail; /* parked, oldest first; lock */
 	uint64_t logged_ns;	      /* lock */
 };
@@ -119,6 +121,7 @@ struct fair_job {
 	struct stat st;
 	struct flock lk;
 	struct fuse_bufvec *bv; /* write data, one memory buffer */
+	size_t bytes;		/* its size (counted in the user's parked_bytes) */
 };
 
 /* Process-wide by nature: the handler table is wrapped once per process. */
@@ -207,6 +210,7 @@ static void leave(struct accelfs *fs, struct fair_user *u)
 			if (!u->head)
 				u->tail = NULL;
 			u->parked--;
+			u->parked_bytes -= j->bytes;
 			u->running++;
 			j->state = JOB_RUNNING;
 		}
@@ -237,6 +241,7 @@ static void on_interrupt(fuse_req_t req, void *data)
 			if (u->tail == j)
 				u->tail = prev;
 			u->parked--;
+			u->parked_bytes -= j->bytes;
 			drop = true;
 		}
 	}
@@ -262,23 +267,27 @@ static void park(struct accelfs *fs, struct fair_job *j)
 	fuse_req_t req = j->req;
 	enum { QUEUED, RUN, CANCELLED, FULL } act;
 	bool log = false;
+	unsigned int nparked = 0;
+	size_t nbytes = 0;
 
 	fuse_req_interrupt_func(req, on_interrupt, j);
 	pthread_mutex_lock(&u->lock);
 	if (j->cancel) {
 		act = CANCELLED;
-	} else if (u->parked >= FAIR_PARKED_MAX) {
+	} else if (u->parked >= FAIR_PARKED_MAX || u->parked_bytes + j->bytes > FAIR_PARKED_BYTES) {
 		act = FULL;
 		log = mono_ns() - u->logged_ns >= 10000000000ULL || !u->logged_ns;
 		if (log)
 			u->logged_ns = mono_ns();
+		nparked = u->parked;
+		nbytes = u->parked_bytes;
 	} else if (u->running < fs->fair->share && !u->head) {
 		act = RUN;
 		u->running++;
 		j->state = JOB_RUNNING;
 	} else {
-		act =
-		    QUEUED; /* from here on @j is the queue's: another thread may run and free it */
+		/* from here on @j is the queue's: another thread may run and free it */
+		act = QUEUED;
 		j->state = JOB_QUEUED;
 		if (u->tail)
 			u->tail->next = j;
@@ -286,13 +295,15 @@ static void park(struct accelfs *fs, struct fair_job *j)
 			u->head = j;
 		u->tail = j;
 		u->parked++;
+		u->parked_bytes += j->bytes;
 		__atomic_add_fetch(&fs->fair->parked, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&u->lock);
 	if (log)
 		log_msg(LOG_WARNING,
-			"uid %u has %d requests waiting for her share of the workers: EAGAIN",
-			(unsigned int)u->uid, FAIR_PARKED_MAX);
+			"uid %u has %u requests (%zu bytes of data) waiting for her share of "
+			"the workers: EAGAIN",
+			(unsigned int)u->uid, nparked, nbytes);
 	if (act == CANCELLED || act == FULL) {
 		fuse_req_interrupt_func(req, NULL, NULL);
 		fuse_reply_err(req, act == CANCELLED ? EINTR : EAGAIN);
@@ -675,7 +686,8 @@ static void f_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *b, o
 		j->ino = ino;
 		j->n1 = (uint64_t)o;
 		keep_fi(j, fi);
-		j->bv = keep_bufvec(b);
+		j->bytes = fuse_buf_size(b);
+		j->bv = j->bytes <= FAIR_PARKED_BYTES ? keep_bufvec(b) : NULL;
 	}
 	PARK_OR(j, j && j->bv, inner.write_buf(req, ino, b, o, fi));
 }
@@ -723,6 +735,7 @@ void fair_stop(struct accelfs *fs)
 				if (!u->head)
 					u->tail = NULL;
 				u->parked--;
+				u->parked_bytes -= j->bytes;
 				j->state = JOB_RUNNING;
 			}
 			pthread_mutex_unlock(&u->lock);

@@ -14,6 +14,7 @@
 /* A user's requests in handlers at once: all workers but one. */
 #define FAIR_SHARE(threads) ((threads) > 1 ? (threads)-1 : 1)
 #define FAIR_PARKED_MAX 4096 /* a user's requests parked at once; past that EAGAIN */
+#define FAIR_PARKED_BYTES (64U << 20) /* ... and their write data */
 
 /* Wrap every handler of @ops (after reqstat_wrap: the outermost wrapper). */
 void fair_wrap(struct accelfs *fs, struct fuse_lowlevel_ops *ops);

@@ -23,11 +23,13 @@ accel_mount "$PWD/src" "$PWD/m" -o "$mode,pool=$POOL,flush_interval=1"
 
 $PY "$(dirname "$0")/err_writer.py" m/f eio ready go >out 2>&1 &
 writer=$!
-cfs_eventually 20 test -e ready || fail "the writer's first MiB did not get through: $(cat out)"
+# the writer waits for "go": it must not outlive a failure here
+cfs_eventually 20 test -e ready ||
+	{ kill "$writer"; fail "the writer's first MiB did not get through: $(cat out)"; }
 echo 1 >"$trigger"
 # newer kernels keep "rw" and add "emergency_ro"
 cfs_eventually 10 grep -E -q " $PWD/src ext4 (ro,|.*emergency_ro)" /proc/mounts ||
-	fail "ext4 did not remount itself read-only: $(grep " $PWD/src " /proc/mounts)"
+	{ kill "$writer"; fail "ext4 did not remount itself read-only: $(grep " $PWD/src " /proc/mounts)"; }
 : >go
 wait "$writer"
 cat out
