@@ -264,6 +264,7 @@ static struct inode *insert_locked(struct inode_table *t, int fd, const struct s
 	if (!n)
 		return NULL;
 	if (!node_id_assign(&t->ids, n)) {
+		n->fd = -1; /* the caller's still: it closes @fd on NULL */
 		inode_free(n);
 		return NULL;
 	}
