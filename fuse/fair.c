@@ -167,7 +167,7 @@ static struct fair_user *user_of(struct accelfs *fs, uid_t uid)
 	return &f->users[i < FAIR_USERS ? i : FAIR_USERS];
 }
 
-/* May @req run now? Then it counts as running until fair_leave(). */
+/* May @req run now? Then it counts as running until leave(). */
 static bool admit(struct accelfs *fs, fuse_req_t req, struct fair_user **out)
 {
 	struct fair_user *u = user_of(fs, fuse_req_ctx(req)->uid);
