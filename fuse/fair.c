@@ -41,11 +41,12 @@
 #include "fair.h"
 #include "uid_share.h"
 
-#define FAIR_USERS 1024 /* users counted apart; the rest share the last slot */
+#define FAIR_USERS 1024 /* users counted apart; past that they share one more slot */
 
 /* One user's share. */
 struct fair_user {
-	uid_t uid; /* set before the table's count publishes the slot */
+	uid_t uid; /* set before `used` publishes the slot */
+	bool used; /* atomic (release once uid is set): the slot is taken */
 	pthread_mutex_t lock;
 	unsigned int running;	      /* her requests in handlers; lock */
 	unsigned int parked;	      /* lock */
@@ -59,7 +60,7 @@ struct fair {
 	unsigned int share;   /* immutable */
 	uint64_t parked;      /* atomic: requests parked so far (accel stat) */
 	pthread_mutex_t lock; /* the table: adding a user */
-	unsigned int nusers;  /* atomic (release after the slot is set) */
+	unsigned int nusers;  /* the table lock: slots taken */
 	struct fair_user users[FAIR_USERS + 1];
 };
 
@@ -142,29 +143,45 @@ int fair_init(struct accelfs *fs)
 	return 0;
 }
 
-/* @uid's slot (added if new), NULL: not counted, or fairness is off. */
+/* @uid's slot (added if new), NULL: not counted, or fairness is off. Open
+ * addressing: a taken slot never changes, so a lookup takes no lock. */
 static struct fair_user *user_of(struct accelfs *fs, uid_t uid)
 {
 	struct fair *f = fs->fair;
-	unsigned int n, i;
+	unsigned int i, n, h;
 
 	if (!f || !f->on || __atomic_load_n(&fs->uring_active, __ATOMIC_RELAXED) ||
 	    !uid_share_counted(uid))
 		return NULL;
-	n = __atomic_load_n(&f->nusers, __ATOMIC_ACQUIRE);
-	for (i = 0; i < n; i++)
-		if (f->users[i].uid == uid)
-			return &f->users[i];
+	h = (unsigned int)uid * 2654435761U;
+	for (n = 0, i = h; n < FAIR_USERS; n++, i++) {
+		struct fair_user *u = &f->users[i % FAIR_USERS];
+
+		if (!__atomic_load_n(&u->used, __ATOMIC_ACQUIRE))
+			break; /* not there: add it */
+		if (u->uid == uid)
+			return u;
+	}
 	pthread_mutex_lock(&f->lock);
-	n = f->nusers;
-	for (; i < n && f->users[i].uid != uid; i++)
-		;
-	if (i == n && n < FAIR_USERS) {
-		f->users[n].uid = uid;
-		__atomic_store_n(&f->nusers, n + 1, __ATOMIC_RELEASE);
+	for (n = 0, i = h; n < FAIR_USERS; n++, i++) {
+		struct fair_user *u = &f->users[i % FAIR_USERS];
+
+		if (!u->used) {
+			if (f->nusers + 1 >= FAIR_USERS)
+				break; /* keep a free slot: lookups end at one */
+			u->uid = uid;
+			__atomic_store_n(&u->used, true, __ATOMIC_RELEASE);
+			f->nusers++;
+			pthread_mutex_unlock(&f->lock);
+			return u;
+		}
+		if (u->uid == uid) {
+			pthread_mutex_unlock(&f->lock);
+			return u;
+		}
 	}
 	pthread_mutex_unlock(&f->lock);
-	return &f->users[i < FAIR_USERS ? i : FAIR_USERS];
+	return &f->users[FAIR_USERS]; /* the table is full: the shared slot */
 }
 
 /* May @req run now? Then it counts as running until leave(). */
