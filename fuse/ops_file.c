@@ -61,11 +61,13 @@ static void cache_policy(struct accelfs *fs, struct inode *n, const struct stat 
 	fi->keep_cache = stamp_equal(n, st);
 	/* In writeback mode the kernel keeps its own size, and an open cannot
 	 * tell it another. Data changed while no handle of the mount had the
-	 * file open was changed in SOURCE, behind a kernel that has not looked
+	 * file open for writing was changed in SOURCE, behind a kernel that has not looked
 	 * the name up since (no watcher reported it): mark it as the watcher
 	 * would, so the next lookup retires the node (must_retire) although
-	 * the stamp below now holds the new state. */
-	if (fs->opts.writeback && S_ISREG(st->st_mode) && n->opens == 0 &&
+	 * the stamp below now holds the new state. Only a writable handle of
+	 * ours can have moved the data itself: a reader still open (or whose
+	 * RELEASE the kernel has not sent yet) cannot. */
+	if (fs->opts.writeback && S_ISREG(st->st_mode) && n->wopens == 0 &&
 	    stamp_data_differs(n, st))
 		__atomic_store_n(&n->changed_outside, true, __ATOMIC_RELAXED);
 	stamp_set(n, st);

@@ -24,4 +24,15 @@ sleep 2.5
 size=$(stat -c %s m/F)
 [ "$size" = 16 ] || fail "m/F has $size bytes after the lookup, SOURCE 16: the old size stayed"
 cmp -s m/F src/F || fail "m/F reads $(od -c m/F | head -2), SOURCE holds 16 bytes"
-echo "PASS: a change opened before the name's next lookup is seen after it"
+# The same while a reader of the mount still has the file open (as when
+# the kernel has not yet sent the RELEASE of the last reader): a reader
+# cannot have changed the data, so the change was made outside.
+exec 3<m/F
+printf 'three\n' >>src/F
+cat m/F >/dev/null || fail "cannot read m/F"
+exec 3<&-
+sleep 2.5
+size=$(stat -c %s m/F)
+[ "$size" = 22 ] || fail "m/F has $size bytes after the lookup, SOURCE 22: the old size stayed (a reader was open)"
+cmp -s m/F src/F || fail "m/F reads $(od -c m/F | head -2), SOURCE holds 22 bytes"
+echo "PASS: a change opened before the name's next lookup is seen after it, a reader open or not"
