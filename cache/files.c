@@ -606,6 +606,18 @@ int pool_file_ticket_get(struct pool_file *pf, struct pool_ticket *t)
 	return 0;
 }
 
+bool pool_file_ticket_current(struct pool_file *pf, const struct pool_ticket *t)
+{
+	struct pool_fslot *fs = pool_fslot(pf);
+
+	if (t->busy || pool_is_broken(pf->pool) || LOAD_ACQ(&fs->idgen) != pf->idgen)
+		return false;
+	/* I5 in reverse order of pool_file_ticket_get: wseq first, then epoch */
+	return __atomic_load_n(&fs->wseq, __ATOMIC_SEQ_CST) == t->wseq &&
+	       pool_epoch_of(__atomic_load_n(&fs->residency, __ATOMIC_SEQ_CST)) == t->epoch &&
+	       !pool_buf_write_busy(fs);
+}
+
 int pool_file_dup(struct pool_file *pf, struct pool_file **out)
 {
 	struct pool *pool = pf->pool;

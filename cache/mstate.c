@@ -59,6 +59,12 @@ static int write_all(int fd, const struct mstate *m)
 		m->watch_overflows, m->watch_unwatched, m->shared, m->locks);
 	fprintf(f, "pool %s\nread_bytes %" PRIu64 "\nwrite_bytes %" PRIu64 "\nparked %" PRIu64 "\n",
 		m->pool, m->read_bytes, m->write_bytes, m->parked);
+	fprintf(f,
+		"disk %s\ndisk_hits %" PRIu64 "\ndisk_misses %" PRIu64 "\ndisk_puts %" PRIu64
+		"\ndisk_put_errors %" PRIu64 "\ndisk_corrupt %" PRIu64 "\ndisk_evicted %" PRIu64
+		"\ndisk_used %" PRIu64 "\ndisk_limit %" PRIu64 "\n",
+		m->disk, m->ds.hits, m->ds.misses, m->ds.puts, m->ds.put_errors, m->ds.corrupt,
+		m->ds.evicted, m->ds.used, m->ds.limit);
 	for (int c = 0; c < POOL_C_POOL_MAX; c++)
 		fprintf(f, "pool_%s %" PRIu64 "\n", pool_stats_counter_name((enum pool_counter)c),
 			m->c[c]);
@@ -141,6 +147,28 @@ static bool parse_counter(const char *key, const char *v, struct mstate *m)
 }
 
 /* One "key value" line into @m; unknown keys are ignored. */
+/* "disk_NAME N" lines: NAME is a field of struct disk_stats. */
+static void parse_disk(const char *name, uint64_t v, struct disk_stats *d)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} f[] = {
+		{ "hits", offsetof(struct disk_stats, hits) },
+		{ "misses", offsetof(struct disk_stats, misses) },
+		{ "puts", offsetof(struct disk_stats, puts) },
+		{ "put_errors", offsetof(struct disk_stats, put_errors) },
+		{ "corrupt", offsetof(struct disk_stats, corrupt) },
+		{ "evicted", offsetof(struct disk_stats, evicted) },
+		{ "used", offsetof(struct disk_stats, used) },
+		{ "limit", offsetof(struct disk_stats, limit) },
+	};
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (!strcmp(name, f[i].name))
+			*(uint64_t *)((char *)d + f[i].off) = v;
+}
+
 static void parse_line(char *line, struct mstate *m)
 {
 	char *v = strchr(line, ' ');
@@ -161,6 +189,10 @@ static void parse_line(char *line, struct mstate *m)
 		m->write_bytes = strtoull(v, NULL, 10);
 	else if (!strcmp(line, "parked"))
 		m->parked = strtoull(v, NULL, 10);
+	else if (!strcmp(line, "disk"))
+		snprintf(m->disk, sizeof(m->disk), "%s", v);
+	else if (!strncmp(line, "disk_", 5))
+		parse_disk(line + 5, strtoull(v, NULL, 10), &m->ds);
 	else if (!strcmp(line, "pid"))
 		m->pid = (uint32_t)strtoul(v, NULL, 10);
 	else if (!strcmp(line, "mountpoint"))

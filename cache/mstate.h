@@ -21,6 +21,11 @@
  *   write_bytes N        bytes its WRITE replies acknowledged
  *   parked N             requests that waited for their user's share of the
  *                        workers (fuse/fair.c)
+ *   disk DIR             the disk tier's directory (disk_cache=; "" none)
+ *   disk_hits N, disk_misses N, disk_puts N, disk_put_errors N,
+ *   disk_corrupt N, disk_evicted N, disk_used N, disk_limit N
+ *                        the tier's counters in this daemon (cache/disk.h,
+ *                        struct disk_stats); used and limit are bytes
  *   pool_COUNTER N       for each pool counter (pool_stats_counter_name()):
  *                        what this daemon added to it (pool_stats_own())
  *   req KIND COUNT ERRORS TIME_US H0 ... H23
@@ -39,6 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "disk.h"
 #include "pool_layout.h"
 
 #define MSTATE_DIR_ROOT "/run/accelfs"
@@ -70,6 +76,8 @@ struct mstate {
 	char pool[POOL_NAME_LEN]; /* "/name", or "" */
 	uint64_t read_bytes, write_bytes;
 	uint64_t parked; /* requests that waited for their user's share of the workers */
+	char disk[MSTATE_PATH_LEN];  /* the disk tier's directory, "" none */
+	struct disk_stats ds;	     /* its counters */
 	uint64_t c[POOL_C_POOL_MAX]; /* what this daemon added to the pool's counters */
 	unsigned int nreq;
 	struct mstate_req req[MSTATE_REQ_MAX];

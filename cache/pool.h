@@ -198,6 +198,14 @@ struct pool_ticket {
 int pool_file_ticket_get(struct pool_file *pf, struct pool_ticket *t);
 
 /*
+ * pool_file_ticket_current - is @t, taken before a read of the backend,
+ * still the file's state (not busy then, no write active now, nothing
+ * moved wseq or the epoch since)? Then what that read returned is what the
+ * backend holds for the state the ticket's holder knew. Lock-free.
+ */
+bool pool_file_ticket_current(struct pool_file *pf, const struct pool_ticket *t);
+
+/*
  * pool_buf_read - copy @len bytes at @off of bucket @bucket into @buf if cached.
  * Returns bytes copied (less than @len, even 0, only where the file ends in
  * this bucket), -ENOENT on a miss, -ESTALE if the handle's slot was reused

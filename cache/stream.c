@@ -53,6 +53,12 @@ struct stream {
 	bool exact;	   /* lock: deferred bytes keep exact ranges (stream_set_exact) */
 	struct pool_file_id id;
 	char *path;
+	/* The disk tier (stream_set_disk), or NULL; the rest under the lock. */
+	struct disk_tier *disk;
+	bool disk_on;	       /* dkey and disk_wseq hold */
+	struct disk_key dkey;  /* the file's state its entries are named by */
+	uint64_t disk_wseq;    /* the slot's wseq when dkey was known true */
+	uint64_t w_off, w_len; /* the write between stream_write_begin and _end */
 };
 
 int stream_open(struct pool *pool, const struct pool_file_id *id, const char *path, uint32_t quota,
@@ -120,6 +126,62 @@ struct pool_file *stream_file(struct stream *st)
 	return st->pf;
 }
 
+/* Lock held: the tier is usable from now on for the state st->id, if no write is active. */
+static void disk_arm(struct stream *st)
+{
+	struct pool_ticket t;
+
+	st->disk_on = false;
+	if (!st->disk || !st->pf || pool_file_ticket_get(st->pf, &t) || t.busy)
+		return;
+	disk_key_of(st->disk, &st->id, &st->dkey);
+	st->disk_wseq = t.wseq;
+	st->disk_on = true;
+}
+
+void stream_set_disk(struct stream *st, struct disk_tier *d)
+{
+	pthread_mutex_lock(&st->lock);
+	st->disk = d;
+	disk_arm(st);
+	pthread_mutex_unlock(&st->lock);
+}
+
+bool stream_disk_get(struct stream *st, struct stream_disk *out)
+{
+	bool on;
+
+	pthread_mutex_lock(&st->lock);
+	on = st->disk_on && !bypass(st);
+	if (on)
+		*out = (struct stream_disk){ st->disk, st->dkey, st->disk_wseq };
+	pthread_mutex_unlock(&st->lock);
+	return on;
+}
+
+/* Would @len bytes of bucket @b be a whole entry of @sd's state? */
+static bool disk_entry_whole(const struct stream_disk *sd, uint64_t b, size_t len, uint32_t bsize)
+{
+	return len == bsize || (len && b * bsize + len == sd->key.size);
+}
+
+void stream_disk_keep(const struct stream_disk *sd, struct pool_file *pf,
+		      const struct pool_ticket *t, uint64_t first, const void *data, size_t len,
+		      uint32_t bsize)
+{
+	const uint8_t *p = data;
+
+	if (t->wseq != sd->wseq || !pool_file_ticket_current(pf, t))
+		return;
+	for (size_t done = 0; done < len; done += bsize, first++) {
+		size_t n = len - done < bsize ? len - done : bsize;
+
+		if (!disk_entry_whole(sd, first, n, bsize))
+			return;
+		disk_tier_put(sd->d, &sd->key, first, p + done, n);
+	}
+}
+
 /*
  * Lock held: replace a handle whose slot the pool reused. The old one may be
  * in use by a thread reading the backend, so it is kept until close.
@@ -141,6 +203,7 @@ static int reopen(struct stream *st)
 	if (st->exact)
 		pool_file_set_exact(pf);
 	local_invalidate(st->lc, UINT64_MAX);
+	st->disk_on = false; /* another slot, another wseq: until stream_revalidate */
 	return 0;
 }
 
@@ -236,9 +299,25 @@ static void run_fill(struct stream *st, struct pool_file *pf, const struct pool_
  * (counted issued, then used by the request's next buckets), so the
  * statistics still show one miss.
  */
+/*
+ * The disk tier's copy of @bucket into @tmp: its length, or -ENOENT. Served
+ * only if nothing moved the file since ticket @t, whose wseq is the one the
+ * entries' state was known true under (read_bucket checked).
+ */
+static ssize_t read_disk(struct stream *st, const struct stream_disk *sd, struct pool_file *pf,
+			 const struct pool_ticket *t, uint64_t bucket, uint8_t *tmp)
+{
+	ssize_t got = disk_tier_get(sd->d, &sd->key, bucket, tmp);
+
+	if (got > 0 && !pool_file_ticket_current(pf, t))
+		got = -ENOENT;
+	ACCEL_PROBE3(disk_lookup, st->id.ino, bucket, got > 0 ? 1 : 0);
+	return got;
+}
+
 static ssize_t read_backend(struct stream *st, struct pool_file *pf, const struct pool_ticket *t,
 			    uint64_t bucket, void *buf, size_t off, size_t len, uint32_t more,
-			    stream_read_fn fn, void *arg)
+			    stream_read_fn fn, void *arg, const struct stream_disk *sd)
 {
 	uint32_t run = run_after(st, pf, t, bucket, more);
 	size_t want = (size_t)(run + 1) * st->bsize;
@@ -249,12 +328,16 @@ static ssize_t read_backend(struct stream *st, struct pool_file *pf, const struc
 
 	if (!tmp)
 		return -ENOMEM;
-	got = fn(arg, tmp, want, bucket * st->bsize);
-	if (got < 0)
-		goto out;
-	pool_stats_count(pf, bucket, POOL_C_BACKEND_READS, 1);
-	pool_stats_count(pf, bucket, POOL_C_BACKEND_READ_BYTES, (uint64_t)got);
-	run_fill(st, pf, t, bucket, tmp, (size_t)got, run);
+	if (!sd || (got = read_disk(st, sd, pf, t, bucket, tmp)) <= 0) {
+		got = fn(arg, tmp, want, bucket * st->bsize);
+		if (got < 0)
+			goto out;
+		pool_stats_count(pf, bucket, POOL_C_BACKEND_READS, 1);
+		pool_stats_count(pf, bucket, POOL_C_BACKEND_READ_BYTES, (uint64_t)got);
+		if (sd)
+			stream_disk_keep(sd, pf, t, bucket, tmp, (size_t)got, st->bsize);
+		run_fill(st, pf, t, bucket, tmp, (size_t)got, run);
+	}
 	if ((size_t)got > st->bsize)
 		got = (ssize_t)st->bsize;
 	/* Nothing past the end of the file is worth a buffer (a read at a
@@ -283,6 +366,7 @@ static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t
 {
 	struct pool_file *pf;
 	struct pool_ticket t = { 0 };
+	struct stream_disk sd, *sdp = NULL;
 	int level = 2;
 	ssize_t ret;
 
@@ -291,12 +375,17 @@ static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t
 		pthread_mutex_lock(&st->lock);
 		pf = st->pf;
 		pthread_mutex_unlock(&st->lock);
-		return read_backend(st, pf, &t, bucket, buf, off, len, 0, fn, arg);
+		return read_backend(st, pf, &t, bucket, buf, off, len, 0, fn, arg, NULL);
 	}
 	pthread_mutex_lock(&st->lock);
 	ret = pool_file_ticket_get(st->pf, &t);
 	if (ret == -ESTALE && !(ret = reopen(st)))
 		ret = pool_file_ticket_get(st->pf, &t);
+	/* the tier's entries hold this state only while nothing moved the file */
+	if (!ret && st->disk_on && !t.busy && t.wseq == st->disk_wseq) {
+		sd = (struct stream_disk){ st->disk, st->dkey, st->disk_wseq };
+		sdp = &sd;
+	}
 	if (st->mrc && !ret) { /* every reference of the file, whatever level serves it */
 		uint32_t slot, gen;
 
@@ -313,10 +402,12 @@ static ssize_t read_bucket(struct stream *st, uint64_t bucket, void *buf, size_t
 		     local_count(st->lc));
 	if (ret >= 0)
 		return ret;
-	if (ret != -ENOENT)
+	if (ret != -ENOENT) {
 		t.busy = true; /* the cache is unusable for now: read through, cache nothing */
+		sdp = NULL;
+	}
 	/* pf stays valid until stream_close(), even if reopen() replaces it. */
-	return read_backend(st, pf, &t, bucket, buf, off, len, more, fn, arg);
+	return read_backend(st, pf, &t, bucket, buf, off, len, more, fn, arg, sdp);
 }
 
 ssize_t stream_read(struct stream *st, void *buf, size_t len, uint64_t off, stream_read_fn fn,
@@ -358,6 +449,8 @@ int stream_write_begin(struct stream *st, uint64_t off, size_t len)
 	if (ret == -ESTALE && !(ret = reopen(st)))
 		ret = pool_buf_write_begin(st->pf, off, len);
 	st->wpf = ret ? NULL : st->pf;
+	st->w_off = off;
+	st->w_len = len;
 	pthread_mutex_unlock(&st->lock);
 	/* slot taken by another file and none free: write through, unbracketed */
 	if (ret == -ESTALE || ret == -ENOSPC)
@@ -369,9 +462,33 @@ int stream_write_begin(struct stream *st, uint64_t off, size_t len)
 	return ret == -ETIMEDOUT ? -EIO : ret;
 }
 
+/*
+ * After a write: the tier's entries of the buckets it changed, under the
+ * state the stream knew, go (no stream can take that state for SOURCE's
+ * any more: the write moved wseq, see stream.h; this closes the window of
+ * one opened just before the write and given its pool slot just after).
+ */
+static void disk_drop_written(struct stream *st)
+{
+	uint64_t first, last, end;
+
+	pthread_mutex_lock(&st->lock);
+	end = st->dkey.size ? (st->dkey.size - 1) / st->bsize : 0;
+	first = st->w_off / st->bsize;
+	last = st->w_len ? (st->w_off + st->w_len - 1) / st->bsize : end;
+	if (st->disk && st->dkey.size && first <= end)
+		for (uint64_t b = first; b <= last && b <= end; b++)
+			disk_tier_drop(st->disk, &st->dkey, b);
+	st->disk_on = false; /* until stream_revalidate gives the new state */
+	pthread_mutex_unlock(&st->lock);
+}
+
 int stream_write_end(struct stream *st, uint64_t off, ssize_t res)
 {
 	struct pool_file *pf = st->wpf;
+
+	if (st->disk)
+		disk_drop_written(st);
 
 	if (!pf)
 		return 0;
@@ -402,6 +519,7 @@ int stream_revalidate(struct stream *st, const struct pool_file_id *id)
 	pthread_mutex_lock(&st->lock);
 	st->id = *id;
 	ret = pool_file_revalidate(st->pf, id);
+	disk_arm(st);
 	pthread_mutex_unlock(&st->lock);
 	return ret;
 }
@@ -412,6 +530,7 @@ int stream_invalidate(struct stream *st)
 
 	pthread_mutex_lock(&st->lock);
 	local_invalidate(st->lc, UINT64_MAX);
+	st->disk_on = false; /* SOURCE changed behind us: the state at open is gone */
 	ret = pool_file_invalidate(st->pf);
 	pthread_mutex_unlock(&st->lock);
 	return ret == -EBUSY ? ret : give_up(st, ret); /* -EBUSY: dirty, kept (I8) */
@@ -620,6 +739,12 @@ int stream_grown(struct stream *st, uint64_t off, uint64_t size)
 	return size > start ? give_up(st, pool_dirty_bucket_grown(pf, bucket, size - start)) : 0;
 }
 
+/* Lock held: the reader's next read of bucket @b will be a disk tier hit. */
+static bool on_disk(struct stream *st, uint64_t b)
+{
+	return st->disk_on && disk_tier_has(st->disk, &st->dkey, b);
+}
+
 int stream_readahead(struct stream *st, uint64_t off, size_t len, uint64_t max_bytes, uint64_t size,
 		     struct stream_ra *out, int max)
 {
@@ -645,9 +770,9 @@ int stream_readahead(struct stream *st, uint64_t off, size_t len, uint64_t max_b
 		while (b < end && n < max) {
 			uint64_t e;
 
-			while (b < end && pool_buf_has(pf, b))
+			while (b < end && (pool_buf_has(pf, b) || on_disk(st, b)))
 				b++;
-			for (e = b; e < end && !pool_buf_has(pf, e); e++)
+			for (e = b; e < end && !pool_buf_has(pf, e) && !on_disk(st, e); e++)
 				;
 			if (e > b) {
 				out[n++] =

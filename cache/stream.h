@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "disk.h"
 #include "pool.h"
 
 struct stream;
@@ -129,6 +130,39 @@ int stream_flush_below(struct stream *st, uint32_t owner, uint64_t before_ns, ui
 
 /* Dirty buckets of the file in the pool (any owner). */
 uint32_t stream_dirty(struct stream *st);
+
+/*
+ * The disk tier (disk.h) below the pool: stream_set_disk() gives the stream
+ * one. Its misses then look there before the backend, and what the backend
+ * returns is kept there, under the file's state at open (or at
+ * stream_revalidate). Only while that state is provably SOURCE's: from the
+ * moment any write, truncate or invalidation of the file moves the pool
+ * slot's wseq (I5, every mount of the host), the stream neither reads nor
+ * keeps entries until stream_revalidate() gives it the new state. A write
+ * of this stream also removes the old state's entries of the buckets it
+ * changed.
+ */
+void stream_set_disk(struct stream *st, struct disk_tier *d);
+
+/* A stream's tier and the state its entries are named by, while usable. */
+struct stream_disk {
+	struct disk_tier *d;
+	struct disk_key key;
+	uint64_t wseq; /* the pool slot's wseq when that state was known true */
+};
+
+/* Is the disk tier usable for the stream now? Then @out says how. */
+bool stream_disk_get(struct stream *st, struct stream_disk *out);
+
+/*
+ * stream_disk_keep - keep @len bytes read from the backend at bucket
+ * @first on in the tier, if ticket @t (taken before that read) is still
+ * current and of @sd's state. Only whole buckets, and a short one only
+ * where the file ends as the state's size says. Any thread.
+ */
+void stream_disk_keep(const struct stream_disk *sd, struct pool_file *pf,
+		      const struct pool_ticket *t, uint64_t first, const void *data, size_t len,
+		      uint32_t bsize);
 
 /* The pool handle, for statistics. */
 struct pool_file *stream_file(struct stream *st);

@@ -28,6 +28,7 @@ static const struct tuning_attr attrs[TUNING_N] = {
 				   "SIZE (0..1G, suffix K, M or G) or default", false },
 	[TUNING_PASSTHROUGH] = { "passthrough", "passthrough",
 				 "auto, always, never (on, off) or default", false },
+	[TUNING_DISK_CACHE] = { "disk_cache", "disk-cache", "on, off or default", false },
 };
 
 const struct tuning_attr *tuning_attr(enum tuning_key k)
@@ -128,6 +129,7 @@ int tuning_parse(enum tuning_key k, const char *in, char *out)
 		return parse_count(in, TUNING_LOCAL_MAX, out);
 	case TUNING_STATS:
 	case TUNING_DEFERRED_WRITE:
+	case TUNING_DISK_CACHE:
 		return parse_word(in, onoff, out);
 	case TUNING_SYNC:
 		return parse_word(in, sync, out);
@@ -206,7 +208,7 @@ static int read_pt(int fd)
 
 void tuning_none(struct tuning_values *t)
 {
-	*t = (struct tuning_values){ -1, -1, -1, -1, -1, TUNING_PT_AUTO, -1 };
+	*t = (struct tuning_values){ -1, -1, -1, -1, -1, TUNING_PT_AUTO, -1, -1 };
 }
 
 void tuning_read_fd(int fd, struct tuning_values *t)
@@ -225,6 +227,7 @@ void tuning_read_fd(int fd, struct tuning_values *t)
 	t->sync_relaxed = read_word(fd, TUNING_SYNC, "relaxed");
 	t->readahead_max = read_number(fd, TUNING_READAHEAD_MAX);
 	t->stats = read_word(fd, TUNING_STATS, "on");
+	t->disk_cache = read_word(fd, TUNING_DISK_CACHE, "on");
 	t->passthrough = read_pt(fd);
 }
 

@@ -9,7 +9,8 @@
  * Stored forms: global_buffers "all" or decimal 0..2^28; local_buffers
  * decimal 0..1024; stats and deferred_write "on"/"off"; sync
  * "strict"/"relaxed"; readahead_max decimal bytes 0..1 GiB; passthrough
- * "auto"/"always"/"never" (accel set also takes on = always, off = never). An absent
+ * "auto"/"always"/"never" (accel set also takes on = always, off = never);
+ * disk_cache "on"/"off" (the mount's disk tier for this file or not). An absent
  * attribute means "the mount's default". The daemon accepts exactly what
  * tuning_parse() accepts (suffixed sizes included) and ignores anything
  * else. The pool always counts; stats=on asks for the daemon to see the
@@ -40,6 +41,7 @@ enum tuning_key {
 	TUNING_SYNC,
 	TUNING_READAHEAD_MAX,
 	TUNING_PASSTHROUGH,
+	TUNING_DISK_CACHE,
 	TUNING_N,
 };
 
@@ -76,6 +78,7 @@ struct tuning_values {
 	int64_t readahead_max;
 	int passthrough; /* TUNING_PT_* below, TUNING_PT_AUTO when not set */
 	int stats;	 /* 1 on, 0 off, -1 not set */
+	int disk_cache;	 /* 1 on, 0 off, -1 not set (the mount's disk_cache= decides) */
 };
 
 /* The passthrough attribute's values. */

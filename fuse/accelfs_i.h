@@ -63,7 +63,8 @@
 #include "pool.h"
 #include "watch_state.h"
 
-struct pt_share; /* passthrough.c */
+struct pt_share;  /* passthrough.c */
+struct disk_tier; /* cache/disk.h */
 
 /* A node's place in the descriptor cache's clock ring (inode.c). */
 struct fd_link {
@@ -304,6 +305,8 @@ struct accelfs {
 	/* The buffer cache's pool (cache_io.c opens and closes it before and
 	 * after serving; read without a lock), NULL when the cache is off. */
 	struct pool *pool;
+	/* The disk tier below it (disk_cache=), opened and closed with it; NULL: none */
+	struct disk_tier *disk;
 	bool dont_mask;	   /* FUSE_DONT_MASK negotiated: we apply the umask */
 	bool killpriv_v2;  /* FUSE_HANDLE_KILLPRIV_V2 negotiated (see killpriv.c) */
 	bool uring_wanted; /* FUSE over io_uring asked of libfuse (transport.c) */
@@ -523,6 +526,7 @@ static inline const char *cache_io_pool_name(const struct accelfs *fs)
 
 /* cache_io.c: file data through the buffer cache (see there) */
 int cache_io_init(struct accelfs *fs, char *err, size_t errlen);
+int cache_io_disk_init(struct accelfs *fs, char *err, size_t errlen);
 void cache_io_shutdown(struct accelfs *fs);
 void cache_io_abandon(struct accelfs *fs);
 void cache_io_describe(struct accelfs *fs, char *buf, size_t len);

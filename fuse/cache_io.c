@@ -22,6 +22,7 @@
 
 #include "accelfs_i.h"
 #include "creds.h"
+#include "disk.h"
 #include "fill_fd.h"
 #include "pool.h"
 #include "shmlock.h"
@@ -67,6 +68,38 @@ int cache_io_init(struct accelfs *fs, char *err, size_t errlen)
 }
 
 /*
+ * The disk tier below the pool (disk_cache=DIR): named by SOURCE's real
+ * path, so every mount of the same SOURCE on the host, now or after a
+ * reboot, finds the same entries. Needs the pool (its buckets and tickets).
+ */
+int cache_io_disk_init(struct accelfs *fs, char *err, size_t errlen)
+{
+	const struct accelfs_opts *o = &fs->opts;
+	char *ns;
+	int ret;
+
+	if (!fs->pool) {
+		snprintf(err, errlen, "disk_cache=%s: needs the pool (%s)", o->disk_cache,
+			 o->cache ? "it could not be had" : "cache=off");
+		return -EINVAL;
+	}
+	ns = realpath(o->source, NULL);
+	if (!ns) {
+		snprintf(err, errlen, "%s: %s", o->source, strerror(errno));
+		return -errno;
+	}
+	ret = disk_tier_open(&(struct disk_config){ .dir = o->disk_cache,
+						    .size = o->disk_cache_size,
+						    .bucket_size = pool_bucket_size(fs->pool),
+						    .ns = ns,
+						    .err = err,
+						    .errlen = errlen },
+			     &fs->disk);
+	free(ns);
+	return ret;
+}
+
+/*
  * The pool belongs to the host and outlives this daemon (KEEP), so the next
  * mount starts warm; pool_keep=no removes its name now (FREE). Daemons still
  * attached keep their mapping; the next mount then creates a new pool.
@@ -75,6 +108,8 @@ void cache_io_shutdown(struct accelfs *fs)
 {
 	if (fs->pool && !fs->opts.pool_keep && pool_unlink(cache_io_pool_name(fs)) == 0)
 		log_msg(LOG_INFO, "pool %s removed (pool_keep=no)", cache_io_pool_name(fs));
+	disk_tier_close(fs->disk); /* before the pool: no read is left to use it */
+	fs->disk = NULL;
 	pool_close(fs->pool);
 	fs->pool = NULL;
 }
@@ -104,6 +139,8 @@ void cache_io_abandon(struct accelfs *fs)
 	pool_info(fs->pool, &info);
 	if (info.created)
 		pool_unlink(cache_io_pool_name(fs));
+	disk_tier_close(fs->disk);
+	fs->disk = NULL;
 	pool_close(fs->pool);
 	fs->pool = NULL;
 }
@@ -140,6 +177,7 @@ struct file_tuning {
 	uint32_t quota, nlocal;
 	int deferred, sync;	/* see wb_open() */
 	uint64_t readahead_max; /* read-ahead limit in bytes */
+	bool disk;		/* the mount's disk tier, if any, for this file */
 };
 
 /* The file's tuning attributes (cache/tuning.h; @read: already read) over the mount's defaults. */
@@ -159,6 +197,7 @@ static void file_tuning(struct accelfs *fs, int fd, const struct tuning_values *
 		.sync = v.sync_relaxed,
 		.readahead_max =
 		    v.readahead_max >= 0 ? (uint64_t)v.readahead_max : fs->opts.readahead_max,
+		.disk = v.disk_cache != 0,
 	};
 }
 
@@ -231,6 +270,8 @@ int cache_io_open(struct open_file *of, const struct stat *st, const struct tuni
 	}
 	if (of->stream && fs->shared)
 		stream_set_exact(of->stream); /* another host's bytes may sit between two writes */
+	if (of->stream && fs->disk && t.disk)
+		stream_set_disk(of->stream, fs->disk);
 	of->next_check = now_ns() + (uint64_t)(fs->opts.revalidate * 1e9);
 	if (of->stream && fs->opts.backend_direct)
 		of->dfd = FILL_FD_LATER;

@@ -252,6 +252,9 @@ static int setup_cache(struct accelfs *fs)
 	if (ret)
 		warn_later("%s; running without global buffers", why);
 	warn_pool_geometry(fs);
+	/* asked for by name: no disk tier is no mount */
+	if (fs->opts.disk_cache && (ret = cache_io_disk_init(fs, why, sizeof(why))) != 0)
+		return fail("%s", why);
 	return 0;
 }
 

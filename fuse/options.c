@@ -330,6 +330,16 @@ int opts_parse_log(struct accelfs_opts *o, const char *key, const char *val)
 	return strcmp(val, "auto") && !o->log_target ? -ENOMEM : 0;
 }
 
+/* disk_cache=off|/absolute/directory */
+int opts_parse_disk_cache(struct accelfs_opts *o, const char *key, const char *val)
+{
+	if (strcmp(val, "off") && (val[0] != '/' || strlen(val) > 4000))
+		return opts_bad_value(key, val, -EINVAL, "off or an absolute directory path");
+	free(o->disk_cache);
+	o->disk_cache = strcmp(val, "off") ? strdup(val) : NULL;
+	return strcmp(val, "off") && !o->disk_cache ? -ENOMEM : 0;
+}
+
 /* One element of an -o list. */
 static int parse_one(struct accelfs_opts *o, char *opt)
 {
@@ -464,6 +474,7 @@ void opts_free(struct accelfs_opts *o)
 	free(o->mount_opts);
 	free(o->pool_name);
 	free(o->log_target);
+	free(o->disk_cache);
 	memset(o, 0, sizeof(*o));
 }
 

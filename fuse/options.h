@@ -102,6 +102,8 @@ struct accelfs_opts {
 	bool backend_direct;	     /* backend_io=direct: fill buffers with O_DIRECT reads */
 	bool pool_keep;		     /* keep the pool after unmount (KEEP) or remove it (FREE) */
 	double revalidate;	     /* seconds between checks of an open file; 0: at open only */
+	char *disk_cache;	     /* the disk tier's directory (cache/disk.h), NULL: none */
+	uint64_t disk_cache_size;    /* its bound in bytes */
 
 	/* Deferred write and read-ahead (fuse/writeback.c, issue 4; docs/tuning.md). */
 	enum deferred_mode deferred_mode; /* as given (auto, on, off) */

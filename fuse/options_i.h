@@ -45,6 +45,7 @@ struct opt_def {
 extern const struct opt_def opt_table[]; /* ends with a NULL name */
 
 int opts_parse_deferred(struct accelfs_opts *o, const char *key, const char *val);
+int opts_parse_disk_cache(struct accelfs_opts *o, const char *key, const char *val);
 int opts_parse_log(struct accelfs_opts *o, const char *key, const char *val);
 int opts_parse_pool(struct accelfs_opts *o, const char *key, const char *val);
 int opts_parse_pool_mode(struct accelfs_opts *o, const char *key, const char *val);

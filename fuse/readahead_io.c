@@ -15,7 +15,8 @@
  * the prefetch is simply skipped. A request holds its own descriptor (dup)
  * and its own pool handle, so a file closed meanwhile is no problem, and a
  * coherence ticket taken before the read, so a write in between makes the
- * pool refuse the stale bytes.
+ * pool refuse the stale bytes. Where the file has a disk tier (disk_cache=),
+ * what a run brought is kept there too, under the same ticket.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,6 +37,8 @@ struct ra_slot {
 	struct prefetch_req req;
 	struct pool_file *pf;
 	struct pool_ticket t;
+	struct stream_disk sd; /* the file's disk tier when issued, if sd_on */
+	bool sd_on;
 	uint64_t first;
 	struct ra_slot *next_free;
 	void *buf; /* slot_bytes, page-aligned (O_DIRECT fills) */
@@ -90,6 +93,8 @@ static void readahead_io_done(struct prefetch_req *req, ssize_t res)
 {
 	struct ra_slot *s = req->arg;
 
+	if (res > 0 && s->sd_on)
+		stream_disk_keep(&s->sd, s->pf, &s->t, s->first, s->buf, (size_t)res, s->ra->bsize);
 	if (res > 0)
 		stream_prefetched(s->pf, &s->t, s->first, s->buf, (size_t)res, s->ra->bsize);
 	slot_put(s);
@@ -155,6 +160,7 @@ static void issue(struct readahead *ra, struct open_file *of, const struct strea
 	if (!s)
 		return; /* everything in flight already: skip, the reader is not waiting */
 	s->first = run->first;
+	s->sd_on = stream_disk_get(of->stream, &s->sd);
 	s->req = (struct prefetch_req){
 		.fd = dup(fill_fd_get(of)),
 		.off = run->first * ra->bsize,

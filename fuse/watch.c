@@ -203,7 +203,8 @@ static uint64_t digest(const struct mstate *m)
 		d += m->req[i].count + m->req[i].errors;
 	for (int c = 0; c < POOL_C_POOL_MAX; c++)
 		d += m->c[c];
-	d += m->parked;
+	d += m->parked + m->ds.hits + m->ds.misses + m->ds.puts + m->ds.corrupt + m->ds.evicted +
+	     m->ds.used;
 	return d;
 }
 
@@ -220,6 +221,10 @@ static void publish(struct accelfs *fs, struct mstate *m, bool force)
 	m->watch_unwatched = __atomic_load_n(&w->counters.unwatched, __ATOMIC_RELAXED);
 	reqstat_fill(m);
 	m->parked = fair_parked(fs);
+	if (fs->disk) {
+		snprintf(m->disk, sizeof(m->disk), "%s", fs->opts.disk_cache);
+		disk_tier_stats(fs->disk, &m->ds);
+	}
 	if (pool)
 		pool_stats_own(pool, m->c);
 	if (!force && digest(m) == before && m->watch_unwatched == unwatched)

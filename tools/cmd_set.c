@@ -51,6 +51,8 @@ static void help(void)
 	       "  --passthrough=auto|always|never|on|off|default\n"
 	       "                           kernel passthrough of the file's data (on =\n"
 	       "                           always, off = never); see accel show\n"
+	       "  --disk-cache=on|off|default     the file's buckets in the mount's disk tier\n"
+	       "                           (disk_cache=DIR) or not\n"
 	       "  -q, --quiet              print nothing; by default each change is printed\n"
 	       "                           as 'FILE: NAME OLD -> NEW'\n"
 	       "  -h, --help\n\n"

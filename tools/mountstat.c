@@ -117,6 +117,13 @@ static void text_head(const struct mstate *m)
 	       "%llu waited for their user's share\n",
 	       ull(n), ull(err), util_bytes(m->read_bytes, b2, sizeof(b2)),
 	       util_bytes(m->write_bytes, b3, sizeof(b3)), ull(m->parked));
+	if (m->disk[0])
+		printf("  disk tier     %s: %llu hits, %llu misses, %llu kept, %llu corrupt "
+		       "removed, %llu evicted; %s of %s\n",
+		       mountstat_printable(m->disk, b1, sizeof(b1)), ull(m->ds.hits),
+		       ull(m->ds.misses), ull(m->ds.puts), ull(m->ds.corrupt), ull(m->ds.evicted),
+		       util_bytes(m->ds.used, b2, sizeof(b2)),
+		       util_bytes(m->ds.limit, b3, sizeof(b3)));
 }
 
 void mountstat_text(const struct mstate *m)
@@ -170,6 +177,17 @@ static void json_served(const struct mstate *m)
 	printf(", \"requests\": %llu, \"errors\": %llu, \"read_bytes\": %llu, "
 	       "\"write_bytes\": %llu, \"parked\": %llu",
 	       ull(n), ull(err), ull(m->read_bytes), ull(m->write_bytes), ull(m->parked));
+	printf(", \"disk\": ");
+	if (m->disk[0]) {
+		json_string(m->disk);
+		printf(", \"disk_hits\": %llu, \"disk_misses\": %llu, \"disk_puts\": %llu, "
+		       "\"disk_put_errors\": %llu, \"disk_corrupt\": %llu, \"disk_evicted\": %llu, "
+		       "\"disk_used\": %llu, \"disk_limit\": %llu",
+		       ull(m->ds.hits), ull(m->ds.misses), ull(m->ds.puts), ull(m->ds.put_errors),
+		       ull(m->ds.corrupt), ull(m->ds.evicted), ull(m->ds.used), ull(m->ds.limit));
+	} else {
+		printf("null");
+	}
 	if (hit < 0)
 		printf(", \"hit_pct\": null");
 	else

@@ -223,14 +223,24 @@ enum mount_value {
 	MV_RBYTES,
 	MV_WBYTES,
 	MV_PARKED,
+	MV_DISK_HITS,
+	MV_DISK_MISSES,
+	MV_DISK_PUTS,
+	MV_DISK_CORRUPT,
+	MV_DISK_EVICTED,
+	MV_DISK_USED,
 	MV_N
 };
 
 static uint64_t mount_value(const struct mstate *m, int k)
 {
-	const uint64_t v[MV_N] = { m->watch_events,    m->watch_invalidations, m->watch_overflows,
-				   m->watch_unwatched, m->read_bytes,	       m->write_bytes,
-				   m->parked };
+	const uint64_t v[MV_N] = { m->watch_events,    m->watch_invalidations,
+				   m->watch_overflows, m->watch_unwatched,
+				   m->read_bytes,      m->write_bytes,
+				   m->parked,	       m->ds.hits,
+				   m->ds.misses,       m->ds.puts,
+				   m->ds.corrupt,      m->ds.evicted,
+				   m->ds.used };
 
 	return v[k];
 }
@@ -255,6 +265,18 @@ static void mount_family(FILE *f, const struct mstate *ms, size_t n, int k)
 		  "Bytes the daemon's WRITE replies acknowledged." },
 		{ "accelfs_mount_parked_requests_total", "counter",
 		  "Requests that waited for their user's share of the workers." },
+		{ "accelfs_mount_disk_hits_total", "counter",
+		  "Bucket reads the disk tier answered (disk_cache=)." },
+		{ "accelfs_mount_disk_misses_total", "counter",
+		  "Bucket reads the disk tier could not answer." },
+		{ "accelfs_mount_disk_puts_total", "counter",
+		  "Buckets read from SOURCE and kept in the disk tier." },
+		{ "accelfs_mount_disk_corrupt_total", "counter",
+		  "Damaged disk tier entries found (checksum) and removed, never served." },
+		{ "accelfs_mount_disk_evicted_total", "counter",
+		  "Disk tier entries removed to keep its size bound." },
+		{ "accelfs_mount_disk_used_bytes", "gauge",
+		  "Bytes the disk tier's entries take, as of its last scan plus puts since." },
 	};
 	const char *lab[2 * MAX_LABELS + 1];
 	char name[96], help[160], pid[16];

@@ -44,18 +44,19 @@
 #endif
 
 /* The semaphores, defined once in probes.c. */
-#define ACCEL_PROBES(X)     \
-	X(backend_submit)   \
-	X(backend_complete) \
-	X(cache_lookup)     \
-	X(cache_evict)      \
-	X(cache_invalidate) \
-	X(file_open)        \
-	X(file_close)       \
-	X(prefetch_submit)  \
+#define ACCEL_PROBES(X)      \
+	X(backend_submit)    \
+	X(backend_complete)  \
+	X(cache_lookup)      \
+	X(cache_evict)       \
+	X(cache_invalidate)  \
+	X(file_open)         \
+	X(file_close)        \
+	X(prefetch_submit)   \
 	X(prefetch_complete) \
-	X(readahead_plan)   \
-	X(deferred_flush)   \
+	X(readahead_plan)    \
+	X(disk_lookup)       \
+	X(deferred_flush)    \
 	X(watch_invalidate)
 
 #ifdef ACCEL_HAVE_SDT

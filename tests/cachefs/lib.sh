@@ -79,6 +79,17 @@ cfs_cleanup() {
 	accel_cleanup
 }
 
+# cfs_umount_exit MNT: unmount MNT and wait for its daemons to exit (a pool
+# with pool_keep=no is gone then)
+cfs_umount_exit() {
+	local p pids
+	pids=$(accel_daemon_pids "$1")
+	accel_umount "$1"
+	for p in $pids; do
+		accel_wait_exit "$p" 15 || fail "the daemon of $1 did not exit after unmount"
+	done
+}
+
 cfs_init() {
 	trap cfs_cleanup EXIT
 	accel_require_fuse

@@ -62,10 +62,6 @@ echo "ok: global_cache= on an existing pool of another size is warned about"
 # FREE: pool_keep=no removes the pool at unmount
 accel_mount "$PWD/src" "$PWD/m" -o "$opts,pool_keep=no"
 cmp m/F src/F || fail "F through the pool_keep=no mount differs"
-pids=$(accel_daemon_pids "$PWD/m")
-accel_umount "$PWD/m"
-for p in $pids; do
-	accel_wait_exit "$p" 10 || fail "the daemon did not exit after unmount"
-done
+cfs_umount_exit "$PWD/m"
 [ ! -e "/dev/shm${POOL}" ] || fail "pool_keep=no left /dev/shm${POOL} behind"
 echo "PASS: warm restart keeps the pool, validates against SOURCE, pool_keep=no frees it"

@@ -329,13 +329,18 @@ sh_accel_mount() {
 	sh_state accelpid "$ACCEL_PID"
 }
 
+# sh_accel_up [ACCELFS-ARGS...]: an accelfs over each host's gluster mount;
+# in ARGS, @SH_DIR@ stands for this run's directory and @HOST@ for a or b
 sh_accel_up() {
-	local h
+	local h args
 	XA=$SH_DIR/xa
 	XB=$SH_DIR/xb
 	for h in a b; do
 		mkdir -p "$SH_DIR/x$h"
-		sh_accel_mount "$SH_DIR/g$h" "$SH_DIR/x$h" -o "allow_other,pool=$ACCEL_POOL-$h" "$@"
+		args=("${@//@SH_DIR@/$SH_DIR}")
+		args=("${args[@]//@HOST@/$h}")
+		sh_accel_mount "$SH_DIR/g$h" "$SH_DIR/x$h" -o "allow_other,pool=$ACCEL_POOL-$h" \
+			"${args[@]}"
 		sed -n 's/^accelfs: /accelfs host '$h': /p' "$ACCEL_LOG" | head -3
 	done
 }

@@ -86,7 +86,7 @@ static void test_sizes(void)
 static void test_passthrough(void)
 {
 	char out[TUNING_VALUE_LEN];
-	struct tuning_values t = { -1, -1, -1, -1, -1, TUNING_PT_AUTO, -1 }, u;
+	struct tuning_values t = { -1, -1, -1, -1, -1, TUNING_PT_AUTO, -1, -1 }, u;
 	struct tuning_mount plain = { false, false }, defer = { true, false },
 			    relax = { false, true };
 

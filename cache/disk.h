@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * disk.h - the disk tier: buckets of SOURCE files kept in a local directory
+ * below the pool (-o disk_cache=DIR), so a re-read after a daemon restart,
+ * a reboot or the RAM caches' eviction is a local read, not a network one
+ * (FS-Cache, rclone's VFS cache, JuiceFS's cache-dir do the same).
+ *
+ * Guarantees (docs/cache.md, "The disk tier"):
+ * - An entry is named by the file's identity (a namespace naming SOURCE,
+ *   the inode number, a hash of its file handle) and its state (size,
+ *   mtime, ctime) when the bucket was read, and holds them again in its
+ *   header: a file changed anywhere (another host included) has another
+ *   state at its next open, so its old entries are never looked up again.
+ *   The caller keeps the state true between its own writes (stream.c).
+ * - An entry is whole or not served: a CRC-32C over header and data is
+ *   checked at every hit; a torn or damaged one (power cut while it was
+ *   written, a bad disk block) is removed and counted, and the caller reads
+ *   SOURCE instead. Entries are written to a temporary name and renamed.
+ * - The directory holds at most about the configured size: a thread of
+ *   the tier scans it when its estimate passes the bound (and every 30 s)
+ *   and removes entries never read since they were written, oldest first,
+ *   then the least recently read ones, down to 90 % of the bound.
+ * - The directory must be the daemon user's own, mode 0700 or stricter,
+ *   and no symlink: the data of every user's files is in it.
+ * - Several daemons (every mount of the host) may share one directory.
+ *
+ * Library code: no logging; one-line reasons through the config's err.
+ */
+#ifndef ACCELFS_CACHE_DISK_H
+#define ACCELFS_CACHE_DISK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pool.h"
+
+struct disk_tier;
+
+#define DISK_DEFAULT_SIZE (1ULL << 30) /* disk_cache_size= when not given */
+#define DISK_MIN_SIZE (1ULL << 20)
+#define DISK_SUBDIR "accelfs-disk-v1" /* below DIR: the layout version */
+
+struct disk_config {
+	const char *dir;      /* an absolute path; created (0700) if missing */
+	uint64_t size;	      /* bytes the entries may take on disk, >= DISK_MIN_SIZE */
+	uint32_t bucket_size; /* the pool's */
+	const char *ns;	      /* names SOURCE (its real path): entries apart from another's */
+	char *err;	      /* if set, receives a one-line reason on failure */
+	size_t errlen;
+};
+
+/*
+ * disk_tier_open - check and open the directory, start the eviction thread.
+ * Returns 0, -EPERM (not the daemon user's own, or group/other bits: @err
+ * says which and the fix), -ENOTDIR, -ELOOP (a symlink), -EINVAL, -errno.
+ */
+int disk_tier_open(const struct disk_config *cfg, struct disk_tier **out);
+
+/* Stop the thread and close. Entries stay for the next daemon. */
+void disk_tier_close(struct disk_tier *d);
+
+/* A file in a given state: what its entries are named by and hold. */
+struct disk_key {
+	uint64_t ns;  /* hash of the namespace */
+	uint64_t ino; /* SOURCE inode number */
+	uint64_t fh;  /* hash of the file handle, 0: none */
+	uint64_t size;
+	int64_t mtime_ns;
+	int64_t ctime_ns;
+};
+
+/* The key of file @id in tier @d. */
+void disk_key_of(const struct disk_tier *d, const struct pool_file_id *id, struct disk_key *k);
+
+/*
+ * disk_tier_get - read bucket @bucket of @k into @buf (bucket_size bytes).
+ * Returns its length (short only at the file's end, never 0), or -ENOENT:
+ * no such entry, or a damaged one (removed, counted corrupt).
+ */
+ssize_t disk_tier_get(struct disk_tier *d, const struct disk_key *k, uint64_t bucket, void *buf);
+
+/* Remove the entry of bucket @bucket of @k, if there is one. */
+void disk_tier_drop(struct disk_tier *d, const struct disk_key *k, uint64_t bucket);
+
+/* Is there an entry for bucket @bucket of @k? (one local faccessat) */
+bool disk_tier_has(struct disk_tier *d, const struct disk_key *k, uint64_t bucket);
+
+/*
+ * disk_tier_put - keep @len bytes (1..bucket_size; short only at the end
+ * of the file as @k's size says) as bucket @bucket of @k. Best effort: a
+ * full disk or any error only counts (put_errors). Never blocks on the
+ * eviction scan.
+ */
+void disk_tier_put(struct disk_tier *d, const struct disk_key *k, uint64_t bucket, const void *data,
+		   size_t len);
+
+struct disk_stats {
+	uint64_t hits, misses; /* gets answered / not */
+	uint64_t puts;	       /* entries written */
+	uint64_t put_errors;   /* entries that could not be written (full disk...) */
+	uint64_t corrupt;      /* damaged entries found and removed */
+	uint64_t evicted;      /* entries removed to keep the bound */
+	uint64_t used;	       /* bytes on disk at the last scan, plus puts since */
+	uint64_t limit;	       /* the bound */
+};
+void disk_tier_stats(struct disk_tier *d, struct disk_stats *s);
+
+/* CRC-32C (Castagnoli) of @len bytes, continuing from @crc (0 to start). */
+uint32_t disk_crc32c(uint32_t crc, const void *data, size_t len);
+
+#endif

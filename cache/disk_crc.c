@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+/*
+ * disk_crc.c - CRC-32C (Castagnoli, reflected 0x82F63B78) for the disk
+ * tier's entries: slicing by 8 over tables built once, about 2 GB/s, so a
+ * 64 KiB bucket is checked in tens of microseconds, well below the SOURCE
+ * round trip it saves. Checked against the RFC 3720 test vectors
+ * (tests/unit/test_disk.c).
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "disk.h"
+
+static uint32_t table[8][256];
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static void table_build(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82F63B78U : c >> 1;
+		table[0][i] = c;
+	}
+	for (uint32_t i = 0; i < 256; i++)
+		for (int t = 1; t < 8; t++)
+			table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xff];
+}
+
+uint32_t disk_crc32c(uint32_t crc, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	pthread_once(&table_once, table_build);
+	crc = ~crc;
+	while (len && ((uintptr_t)p & 7)) {
+		crc = (crc >> 8) ^ table[0][(crc ^ *p++) & 0xff];
+		len--;
+	}
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (; len >= 8; len -= 8, p += 8) {
+		uint64_t w;
+
+		memcpy(&w, p, 8);
+		w ^= crc;
+		crc = table[7][w & 0xff] ^ table[6][(w >> 8) & 0xff] ^ table[5][(w >> 16) & 0xff] ^
+		      table[4][(w >> 24) & 0xff] ^ table[3][(w >> 32) & 0xff] ^
+		      table[2][(w >> 40) & 0xff] ^ table[1][(w >> 48) & 0xff] ^ table[0][w >> 56];
+	}
+#endif
+	while (len--)
+		crc = (crc >> 8) ^ table[0][(crc ^ *p++) & 0xff];
+	return ~crc;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * disk_i.h - the disk tier's internals shared by disk.c (entries) and
+ * disk_evict.c (the size bound). Private to cache/disk*.
+ *
+ * Layout below DIR (docs/cache.md, "The disk tier"):
+ *   DIR/accelfs-disk-v1/XX/IIIIIIIIIIIIIIIISSSSSSSSSSSSSSSS.B
+ * XX: the first two hex digits of I; I: 16 hex digits, the hash of the
+ * file's identity (namespace, inode, handle); S: 16 hex digits, the hash of
+ * its state (size, mtime, ctime) and the bucket size; B: the bucket number
+ * in hex. A name with ".t" in it is an entry being written (temporary).
+ * Each entry is a struct disk_entry followed by its len data bytes.
+ */
+#ifndef ACCELFS_CACHE_DISK_I_H
+#define ACCELFS_CACHE_DISK_I_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "disk.h"
+
+#define DISK_MAGIC "ACCDISK1"
+#define DISK_VERSION 1U
+#define DISK_NAME_MAX 64 /* "XX/" + 32 hex + "." + 16 hex + ".t" + 8 hex + NUL fits */
+#define DISK_SCAN_EVERY_NS 30000000000ULL /* a scan at least this often while puts happen */
+
+/* The header of an entry, in host byte order (a tier is not moved between hosts). */
+struct disk_entry {
+	char magic[8];	      /* DISK_MAGIC */
+	uint32_t version;     /* DISK_VERSION */
+	uint32_t len;	      /* data bytes after the header, 1..bucket_size */
+	uint64_t bucket;      /* its bucket number */
+	struct disk_key key;  /* the file and state it belongs to */
+	uint32_t bucket_size; /* the pool's when written */
+	uint32_t crc;	      /* CRC-32C of this header (crc 0) and the data */
+};
+
+struct disk_tier {
+	int dirfd;	/* DIR/accelfs-disk-v1, O_PATH|O_DIRECTORY */
+	uint64_t ns;	/* hash of the namespace */
+	uint32_t bsize; /* bucket size */
+	uint64_t limit; /* bytes */
+	uint64_t used;	/* atomic: bytes at the last scan plus puts since */
+	uint64_t hits, misses, puts, put_errors, corrupt, evicted; /* atomic counters */
+	uint32_t tmpseq; /* atomic: temporary names of this process */
+
+	/* The eviction thread (disk_evict.c); lock protects the fields below. */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t thread;
+	bool thread_started;
+	bool stop;	/* lock: the thread ends */
+	bool want_scan; /* lock: a put took the estimate past the bound */
+};
+
+/* disk_evict.c */
+int disk_evict_start(struct disk_tier *d);
+void disk_evict_stop(struct disk_tier *d);
+void disk_evict_kick(struct disk_tier *d); /* a put took the estimate past the bound */
+
+/* Bytes an entry of @len data bytes takes on disk (the scan's measure, roughly). */
+static inline uint64_t disk_entry_bytes(uint64_t len)
+{
+	return (sizeof(struct disk_entry) + len + 4095) & ~4095ULL;
+}
+
+#endif

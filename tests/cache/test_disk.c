@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_disk.c - cache/disk*.c, the disk tier: CRC-32C against RFC 3720's
+ * vectors; an entry read back as written, short at the end of a file; no
+ * entry for another state, namespace or bucket; a damaged entry never
+ * served and removed; an unsafe directory refused; the size bound kept,
+ * entries read again kept longest; and through streams (cache/stream.c):
+ * a second pool (a restart) served from the tier with no backend read, and
+ * a write by another stream of the host stopping the tier for the old
+ * state and removing its entries of the written bucket.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache_test.h"
+#include "disk.h"
+#include "stream.h"
+
+#define BS 4096U
+
+static char top[64];
+
+static struct disk_tier *tier(const char *dir, const char *ns, uint64_t size, uint32_t bsize)
+{
+	char err[256] = "";
+	struct disk_tier *d = NULL;
+	int ret = disk_tier_open(&(struct disk_config){ .dir = dir,
+							.size = size,
+							.bucket_size = bsize,
+							.ns = ns,
+							.err = err,
+							.errlen = sizeof(err) },
+				 &d);
+
+	if (ret)
+		fprintf(stderr, "disk_tier_open(%s): %d: %s\n", dir, ret, err);
+	return ret ? NULL : d;
+}
+
+static void fresh_dir(char *out, size_t len, const char *tag)
+{
+	snprintf(out, len, "%s/%s", top, tag);
+	CU_ASSERT_EQUAL_FATAL(mkdir(out, 0700), 0);
+}
+
+static void test_crc(void)
+{
+	unsigned char b[32];
+
+	memset(b, 0, sizeof(b));
+	CU_ASSERT_EQUAL(disk_crc32c(0, b, sizeof(b)), 0x8A9136AAU);
+	memset(b, 0xff, sizeof(b));
+	CU_ASSERT_EQUAL(disk_crc32c(0, b, sizeof(b)), 0x62A8AB43U);
+	for (int i = 0; i < 32; i++)
+		b[i] = (unsigned char)i;
+	CU_ASSERT_EQUAL(disk_crc32c(0, b, sizeof(b)), 0x46DD794EU);
+	CU_ASSERT_EQUAL(disk_crc32c(0, "123456789", 9), 0xE3069283U);
+	/* in pieces, unaligned, as in one go */
+	CU_ASSERT_EQUAL(disk_crc32c(disk_crc32c(0, "1234", 4), "56789", 5), 0xE3069283U);
+}
+
+static void test_roundtrip(void)
+{
+	char dir[128];
+	uint8_t in[BS], out[BS];
+	struct pool_file_id id = ct_id(7, BS + 100), other = id;
+	struct disk_key k, ko;
+	struct disk_stats s;
+	struct disk_tier *d, *d2;
+
+	fresh_dir(dir, sizeof(dir), "rt");
+	d = tier(dir, "/src", 1 << 20, BS);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	disk_key_of(d, &id, &k);
+	CU_ASSERT_EQUAL(disk_tier_get(d, &k, 0, out), -ENOENT);
+	ct_gen(in, BS, 7, 0, 1);
+	disk_tier_put(d, &k, 0, in, BS);
+	ct_gen(in + 0, 100, 7, 1, 1);
+	disk_tier_put(d, &k, 1, in, 100);
+	CU_ASSERT(disk_tier_has(d, &k, 1));
+	CU_ASSERT_EQUAL(disk_tier_get(d, &k, 1, out), 100);
+	CU_ASSERT_EQUAL(memcmp(in, out, 100), 0);
+	ct_gen(in, BS, 7, 0, 1);
+	CU_ASSERT_EQUAL(disk_tier_get(d, &k, 0, out), (ssize_t)BS);
+	CU_ASSERT_EQUAL(memcmp(in, out, BS), 0);
+	CU_ASSERT_EQUAL(disk_tier_get(d, &k, 2, out), -ENOENT);
+	/* another state of the file: nothing */
+	other.mtime_ns++;
+	disk_key_of(d, &other, &ko);
+	CU_ASSERT_EQUAL(disk_tier_get(d, &ko, 0, out), -ENOENT);
+	other = id;
+	other.ctime_ns++;
+	disk_key_of(d, &other, &ko);
+	CU_ASSERT_EQUAL(disk_tier_get(d, &ko, 0, out), -ENOENT);
+	disk_tier_stats(d, &s);
+	CU_ASSERT_EQUAL(s.hits, 2);
+	CU_ASSERT_EQUAL(s.puts, 2);
+	CU_ASSERT_EQUAL(s.corrupt, 0);
+	/* another SOURCE sharing the directory: its own entries */
+	d2 = tier(dir, "/other-src", 1 << 20, BS);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d2);
+	disk_key_of(d2, &id, &ko);
+	CU_ASSERT_EQUAL(disk_tier_get(d2, &ko, 0, out), -ENOENT);
+	disk_tier_close(d2);
+	/* a drop removes the entry */
+	disk_tier_drop(d, &k, 0);
+	CU_ASSERT_FALSE(disk_tier_has(d, &k, 0));
+	disk_tier_close(d);
+}
+
+/* The one entry file below @dir whose name ends in ".@bucket". */
+static int entry_path(const char *dir, unsigned bucket, char *out, size_t len)
+{
+	char cmd[512];
+	FILE *p;
+	int ok;
+
+	snprintf(cmd, sizeof(cmd), "find %s -type f -name '*.%x'", dir, bucket);
+	p = popen(cmd, "r");
+	ok = p && fgets(out, (int)len, p);
+	if (p)
+		pclose(p);
+	out[strcspn(out, "\n")] = '\0';
+	return ok ? 0 : -1;
+}
+
+static void test_damaged(void)
+{
+	char dir[128], path[512];
+	uint8_t in[BS], out[BS];
+	struct pool_file_id id = ct_id(9, 3 * BS);
+	struct disk_key k;
+	struct disk_stats s;
+	struct disk_tier *d;
+	int fd;
+
+	fresh_dir(dir, sizeof(dir), "dmg");
+	d = tier(dir, "/src", 1 << 20, BS);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	disk_key_of(d, &id, &k);
+	for (unsigned b = 0; b < 3; b++) {
+		ct_gen(in, BS, 9, b, 1);
+		disk_tier_put(d, &k, b, in, BS);
+	}
+	/* a flipped data byte */
+	CU_ASSERT_EQUAL_FATAL(entry_path(dir, 0, path, sizeof(path)), 0);
+	fd = open(path, O_WRONLY);
+	CU_ASSERT_EQUAL(pwrite(fd, "!", 1, 1000), 1);
+	close(fd);
+	/* a cut entry (a power cut while it was written) */
+	CU_ASSERT_EQUAL_FATAL(entry_path(dir, 1, path, sizeof(path)), 0);
+	CU_ASSERT_EQUAL(truncate(path, 2000), 0);
+	/* an entry of another bucket under this name */
+	CU_ASSERT_EQUAL_FATAL(entry_path(dir, 2, path, sizeof(path)), 0);
+	{
+		char p0[512];
+
+		CU_ASSERT_EQUAL_FATAL(entry_path(dir, 0, p0, sizeof(p0)), 0);
+		CU_ASSERT_EQUAL(unlink(p0), 0);
+		CU_ASSERT_EQUAL(link(path, p0), 0);
+	}
+	for (unsigned b = 0; b < 3; b++)
+		CU_ASSERT_EQUAL(disk_tier_get(d, &k, b, out), b == 2 ? (ssize_t)BS : -ENOENT);
+	disk_tier_stats(d, &s);
+	CU_ASSERT_EQUAL(s.corrupt, 2);
+	CU_ASSERT_FALSE(disk_tier_has(d, &k, 0));
+	CU_ASSERT_FALSE(disk_tier_has(d, &k, 1));
+	disk_tier_close(d);
+}
+
+static void test_refused(void)
+{
+	char dir[128], link_path[160], err[256];
+	struct disk_tier *d = NULL;
+	struct disk_config cfg = {
+		.size = 1 << 20, .bucket_size = BS, .err = err, .errlen = sizeof(err)
+	};
+
+	snprintf(dir, sizeof(dir), "%s/open", top);
+	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(chmod(dir, 0755), 0);
+	cfg.dir = dir;
+	CU_ASSERT_EQUAL(disk_tier_open(&cfg, &d), -EPERM);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "mode 0755"));
+	snprintf(link_path, sizeof(link_path), "%s/link", top);
+	CU_ASSERT_EQUAL_FATAL(chmod(dir, 0700), 0);
+	CU_ASSERT_EQUAL_FATAL(symlink(dir, link_path), 0);
+	cfg.dir = link_path;
+	CU_ASSERT(disk_tier_open(&cfg, &d) < 0);
+	cfg.dir = "relative";
+	CU_ASSERT_EQUAL(disk_tier_open(&cfg, &d), -EINVAL);
+	cfg.dir = dir;
+	cfg.size = 4096;
+	CU_ASSERT_EQUAL(disk_tier_open(&cfg, &d), -EINVAL);
+	CU_ASSERT_PTR_NULL(d);
+}
+
+static uint64_t file_bytes(const char *dir)
+{
+	char cmd[512];
+	unsigned long long n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "find %s -type f -printf '%%b\\n' | awk '{ s += $1 * 512 } END { print s + 0 }'",
+		 dir);
+	p = popen(cmd, "r");
+	if (p && fscanf(p, "%llu", &n) != 1)
+		n = 0;
+	if (p)
+		pclose(p);
+	return n;
+}
+
+static void test_bound(void)
+{
+	const uint32_t bs = 64 << 10;
+	char dir[128];
+	uint8_t *buf = malloc(bs);
+	struct pool_file_id id = ct_id(11, 64ULL * bs);
+	struct disk_key k;
+	struct disk_stats s;
+	struct disk_tier *d;
+	int i;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	fresh_dir(dir, sizeof(dir), "bound");
+	d = tier(dir, "/src", 1 << 20, bs);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	disk_key_of(d, &id, &k);
+	/* bucket 0 is kept, then read again: it outlives the rest */
+	ct_gen(buf, bs, 11, 0, 1);
+	disk_tier_put(d, &k, 0, buf, bs);
+	usleep(20000);
+	CU_ASSERT_EQUAL(disk_tier_get(d, &k, 0, buf), (ssize_t)bs);
+	for (uint64_t b = 1; b < 40; b++) {
+		if (b == 39)
+			usleep(50000); /* past the file system's timestamp granularity */
+		ct_gen(buf, bs, 11, b, 1);
+		disk_tier_put(d, &k, b, buf, bs);
+	}
+	for (i = 0; i < 500; i++) { /* the thread scans at most once a second */
+		disk_tier_stats(d, &s);
+		if (s.evicted && file_bytes(dir) <= (1 << 20))
+			break;
+		usleep(10000);
+	}
+	CU_ASSERT(s.evicted > 0);
+	CU_ASSERT(file_bytes(dir) <= (1 << 20));
+	CU_ASSERT(disk_tier_has(d, &k, 0));	  /* read again: kept */
+	CU_ASSERT_FALSE(disk_tier_has(d, &k, 1)); /* the oldest read once: gone */
+	CU_ASSERT(disk_tier_has(d, &k, 39));	  /* the newest: kept */
+	disk_tier_close(d);
+	free(buf);
+}
+
+/* A backend of one file whose every byte is version @version's. */
+struct backend {
+	uint32_t version;
+	uint64_t size;
+	int reads;
+};
+
+static ssize_t backend_read(void *arg, void *buf, size_t len, uint64_t off)
+{
+	struct backend *b = arg;
+	uint8_t *p = buf;
+
+	b->reads++;
+	if (off >= b->size)
+		return 0;
+	if (len > b->size - off)
+		len = b->size - off;
+	for (size_t done = 0; done < len; done += BS)
+		ct_gen(p + done, len - done < BS ? len - done : BS, 3, (off + done) / BS,
+		       b->version);
+	return (ssize_t)len;
+}
+
+static void test_streams(void)
+{
+	char dir[128];
+	struct pool *p1 = ct_open(ct_name("disk1"), BS, 64),
+		    *p2 = ct_open(ct_name("disk2"), BS, 64);
+	struct pool_file_id id = ct_id(3, 4 * BS);
+	struct backend be = { .version = 1, .size = 4 * BS };
+	uint8_t want[BS], got[BS];
+	struct stream *s1, *s2, *s3;
+	struct disk_key k;
+	struct disk_tier *d;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p2);
+	fresh_dir(dir, sizeof(dir), "streams");
+	d = tier(dir, "/src", 1 << 20, BS);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	disk_key_of(d, &id, &k);
+	/* first host boot: read from the backend, kept on disk */
+	CU_ASSERT_EQUAL_FATAL(stream_open(p1, &id, "/f", 0, 0, &s1), 0);
+	stream_set_disk(s1, d);
+	for (uint64_t b = 0; b < 4; b++)
+		CU_ASSERT_EQUAL(stream_read(s1, got, BS, b * BS, backend_read, &be), (ssize_t)BS);
+	CU_ASSERT_EQUAL(be.reads, 4);
+	for (uint64_t b = 0; b < 4; b++)
+		CU_ASSERT(disk_tier_has(d, &k, b));
+	stream_close(s1);
+	/* a new pool (a restart): all from the disk tier */
+	be.reads = 0;
+	CU_ASSERT_EQUAL_FATAL(stream_open(p2, &id, "/f", 0, 0, &s2), 0);
+	stream_set_disk(s2, d);
+	for (uint64_t b = 0; b < 2; b++) {
+		CU_ASSERT_EQUAL(stream_read(s2, got, BS, b * BS, backend_read, &be), (ssize_t)BS);
+		ct_gen(want, BS, 3, b, 1);
+		CU_ASSERT_EQUAL(memcmp(want, got, BS), 0);
+	}
+	CU_ASSERT_EQUAL(be.reads, 0);
+	/* another stream of the host writes bucket 2: the backend now has version 2 */
+	CU_ASSERT_EQUAL_FATAL(stream_open(p2, &id, "/f", 0, 0, &s3), 0);
+	stream_set_disk(s3, d);
+	CU_ASSERT_EQUAL(stream_write_begin(s3, 2 * BS, 10), 0);
+	be.version = 2;
+	CU_ASSERT_EQUAL(stream_write_end(s3, 2 * BS, 10), 0);
+	CU_ASSERT_FALSE(disk_tier_has(d, &k, 2)); /* the old state's entry of it: gone */
+	/* s2 still knows the old state: bucket 3 is not taken from the tier either */
+	CU_ASSERT_EQUAL(stream_read(s2, got, BS, 3 * BS, backend_read, &be), (ssize_t)BS);
+	ct_gen(want, BS, 3, 3, 2);
+	CU_ASSERT_EQUAL(memcmp(want, got, BS), 0);
+	CU_ASSERT_EQUAL(be.reads, 1);
+	CU_ASSERT_EQUAL(stream_read(s2, got, BS, 2 * BS, backend_read, &be), (ssize_t)BS);
+	ct_gen(want, BS, 3, 2, 2);
+	CU_ASSERT_EQUAL(memcmp(want, got, BS), 0);
+	stream_close(s3);
+	stream_close(s2);
+	disk_tier_close(d);
+	pool_close(p1);
+	pool_close(p2);
+}
+
+int main(void)
+{
+	CU_pSuite s = ct_suite("disk");
+
+	snprintf(top, sizeof(top), "/tmp/accelfs-test-disk.XXXXXX");
+	if (!s || !mkdtemp(top))
+		return 2;
+	CU_add_test(s, "CRC-32C vectors", test_crc);
+	CU_add_test(s, "an entry read back; none for another state", test_roundtrip);
+	CU_add_test(s, "damaged entries never served", test_damaged);
+	CU_add_test(s, "unsafe directories refused", test_refused);
+	CU_add_test(s, "the size bound; read-again entries kept", test_bound);
+	CU_add_test(s, "streams: a restart served from disk, a write stops it", test_streams);
+	{
+		int ret = ct_run();
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
+		if (system(cmd))
+			ret = ret ? ret : 1;
+		return ret;
+	}
+}

@@ -1,0 +1,219 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# disk-tier.sh CASE: the disk tier below the pool (-o disk_cache=DIR,
+# cache/disk.h). Every mount here removes its pool at unmount
+# (pool_keep=no), so a remount starts with no RAM cache of its own, as after
+# a reboot; kernel_cache=never sends every read to the daemon.
+#   restart  a file read once is read again after a remount with 0 SOURCE
+#            reads, all from DIR; accel stat counts the hits; a file set
+#            out of the tier (accel set --disk-cache=off) is not kept
+#   change   a file changed in SOURCE (same size, new bytes), while
+#            unmounted or while mounted between two opens, is read as it
+#            now is: its old entries are never served
+#   torn     damaged entries (a flipped byte, a cut one, as a power cut
+#            while writing leaves them) are detected, removed, counted and
+#            never served; a leftover temporary entry is swept
+#   evict    DIR stays within disk_cache_size; entries read again outlive
+#            entries read once
+#   write    bytes written through the mount are what every later read
+#            sees, in this mount and after a remount
+#   trust    DIR open to other users, owned by another, or a symlink:
+#            refused with one line; disk_cache= without the pool: refused
+set -u
+. "$(dirname "$0")/lib.sh"
+cfs_init
+cfs_pool disk
+case=${1:?usage: disk-tier.sh restart|change|torn|evict|write|trust}
+DC=$PWD/dc
+ENTRIES=$DC/accelfs-disk-v1
+opts="kernel_cache=never,pool=$POOL,global_cache=16M,bucket_size=64K,local_buffers=0,pool_keep=no,disk_cache=$DC"
+mkdir m
+
+up() {
+	accel_mount "$PWD/src" "$PWD/m" -o "$opts${1:+,$1}"
+}
+
+down() {
+	cfs_umount_exit "$PWD/m"
+	[ ! -e "/dev/shm$POOL" ] || fail "pool_keep=no left the pool behind"
+}
+
+# first_read SIZE: src/F of SIZE bytes, mounted, read once, all of it kept
+first_read() {
+	"$CFSIO" gen src/F "$1" || fail "cannot create src/F"
+	up
+	cmp m/F src/F || fail "first read of F differs"
+	dreach puts "$(nb "$1")"
+}
+
+# dstat KEY: the mount's disk tier counter KEY from accel stat --json
+dstat() {
+	"$ACCEL" stat --pool "$POOL" --json 2>/dev/null |
+		sed -n "s/.*\"disk_$1\": \([0-9]*\).*/\1/p"
+}
+
+# dreach KEY MIN: wait up to 5 s for counter KEY to reach MIN
+dreach() {
+	local _ v
+	for _ in $(seq 500); do
+		v=$(dstat "$1")
+		[ "${v:-0}" -ge "$2" ] && return 0
+		sleep 0.01
+	done
+	fail "disk_$1 is ${v:-missing} after 5 s, want >= $2"
+}
+
+# backend_reads CMD...: SOURCE reads of the whole pool while CMD runs (one
+# file in play at a time; a fresh pool after each remount)
+backend_reads() {
+	pstat >ba
+	"$@" || fail "$* failed"
+	pstat >bb
+	delta ba bb backend_reads
+}
+
+entries() {
+	find "$ENTRIES" -type f ! -name '*.t*' | wc -l
+}
+
+file_bytes() {
+	find "$ENTRIES" -type f -printf '%b\n' | awk '{ s += $1 * 512 } END { print s + 0 }'
+}
+
+within_bound() {
+	[ "$(file_bytes)" -le $((1 << 20)) ]
+}
+
+nb() { # buckets of a file of $1 bytes
+	echo $((($1 + 65535) / 65536))
+}
+
+case $case in
+restart)
+	size=$(((2 << 20) + 99))
+	"$CFSIO" gen src/F $size || fail "cannot create src/F"
+	"$CFSIO" gen src/P $size || fail "cannot create src/P"
+	"$ACCEL" set -q src/P --disk-cache=off || fail "accel set --disk-cache=off failed"
+	up
+	cmp m/F src/F || fail "first read of F differs"
+	dreach puts "$(nb $size)"
+	cmp m/P src/P || fail "first read of P differs"
+	sleep 0.3
+	[ "$(dstat puts)" = "$(nb $size)" ] ||
+		fail "$(dstat puts) entries kept, want $(nb $size): P (disk_cache=off) was kept too"
+	[ "$(stat -c %a "$DC")" = 700 ] || fail "disk_cache created $DC with mode $(stat -c %a "$DC")"
+	down
+	[ "$(entries)" -ge "$(nb $size)" ] || fail "$(entries) entries in $DC, want $(nb $size)"
+	up
+	n=$(backend_reads cmp m/F src/F)
+	[ "$n" = 0 ] || fail "F after the remount: $n SOURCE reads, want 0 (all from the disk tier)"
+	dreach hits "$(nb $size)"
+	"$ACCEL" stat --mount "$PWD/m" | grep -q "disk tier .*$DC: [0-9]* hits" ||
+		fail "accel stat does not show the disk tier: $("$ACCEL" stat --mount "$PWD/m")"
+	echo "PASS: after a remount with no pool left, F came from the disk tier, 0 SOURCE reads"
+	;;
+change)
+	size=$((1 << 20))
+	first_read $size
+	down
+	# behind the mount (another host, the bare mount): same size, new bytes
+	"$CFSIO" gen src/F.new $size || fail "cannot create the new F"
+	cmp -s src/F src/F.new && fail "the new F is the old one"
+	cat src/F.new >src/F
+	up
+	cmp m/F src/F || fail "F changed while unmounted: old entries were served"
+	dreach puts "$(nb $size)"
+	# and while mounted, between two opens
+	"$CFSIO" gen src/F.third $size || fail "cannot create the third F"
+	cat src/F.third >src/F
+	cmp m/F src/F || fail "F changed while mounted: old entries were served"
+	# (hits there are the new state's: a miss's run and the read-ahead keep
+	# buckets the reader then finds on disk; cmp is what proves no old byte)
+	echo "PASS: a file changed behind the mount is read as it now is, never from old entries"
+	;;
+torn)
+	size=$((1 << 20))
+	first_read $size
+	down
+	set -- $(find "$ENTRIES" -type f | sort | head -3)
+	[ $# = 3 ] || fail "fewer than 3 entries in $ENTRIES"
+	printf 'X' | dd of="$1" bs=1 seek=4000 conv=notrunc status=none # a bad block
+	truncate -s 30000 "$2"					 # cut short
+	head -c 200 /dev/zero | dd of="$3" conv=notrunc status=none	 # header gone
+	 tmpf=$1.tdead.1
+	: >"$tmpf"
+	touch -d '-2 minutes' "$tmpf"
+	up
+	n=$(backend_reads cmp m/F src/F)
+	[ "$n" -ge 3 ] || fail "3 damaged entries cost $n SOURCE reads, want >= 3"
+	dreach corrupt 3
+	dreach hits $(($(nb $size) - 3))
+	for f in "$@"; do
+		# removed when found, then kept again from SOURCE: whole now
+		cmp -s <(tail -c +81 "$f" 2>/dev/null) <(dd if=src/F bs=64K count=1 status=none \
+			skip=$((16#${f##*.})) 2>/dev/null) || fail "entry $f was not replaced by a whole one"
+	done
+	cfs_eventually 5 test ! -e "$tmpf" ||
+		fail "a temporary entry two minutes old was left in $ENTRIES"
+	echo "PASS: damaged entries were detected, removed and never served"
+	;;
+evict)
+	opts="$opts,disk_cache_size=1M"
+	"$CFSIO" gen src/A $((512 << 10)) || fail "cannot create src/A"
+	for f in B C; do
+		"$CFSIO" gen src/$f $((1 << 20)) || fail "cannot create src/$f"
+	done
+	up
+	cmp m/A src/A || fail "first read of A differs"
+	dreach puts 8
+	down
+	up
+	cmp m/A src/A || fail "second read of A differs"
+	dreach hits 8 # A's entries now count as read again
+	cmp m/B src/B || fail "read of B differs"
+	cmp m/C src/C || fail "read of C differs"
+	dreach evicted 1
+	cfs_eventually 10 within_bound ||
+		fail "$ENTRIES holds $(file_bytes) bytes, over disk_cache_size=1M"
+	down
+	up
+	n=$(backend_reads cmp m/A src/A)
+	[ "$n" = 0 ] || fail "A, read again, lost $n entries to B and C, read once"
+	echo "PASS: the tier stayed within 1M ($(file_bytes) bytes); A, read again, outlived B and C"
+	;;
+write)
+	size=$((1 << 20))
+	first_read $size
+	printf 'written-through-the-mount' | dd of=m/F bs=1 seek=70000 conv=notrunc status=none ||
+		fail "cannot write m/F"
+	cmp m/F src/F || fail "after a write, m/F differs from SOURCE"
+	down
+	grep -q 'written-through-the-mount' src/F || fail "the write did not reach SOURCE"
+	up
+	cmp m/F src/F || fail "after a write and a remount, m/F differs from SOURCE"
+	echo "PASS: a write through the mount is what every later read sees"
+	;;
+trust)
+	mkdir -m 0755 "$DC"
+	refused "a disk_cache directory others may read" "disk_cache=$DC: mode 0755 .*chmod 0700" -- \
+		-o "$opts"
+	chmod 0700 "$DC"
+	chown nobody "$DC"
+	refused "a disk_cache directory of another user" "disk_cache=$DC: owned by another user" -- \
+		-o "$opts"
+	chown root "$DC"
+	ln -s "$DC" "$PWD/dclink"
+	refused "a disk_cache directory given as a symlink" \
+		"disk_cache=$PWD/dclink: not a directory \(or a symlink\)" -- \
+		-o "${opts/disk_cache=$DC/disk_cache=$PWD/dclink}"
+	refused "disk_cache= with cache=off" "disk_cache=$DC: needs the pool \(cache=off\)" -- \
+		-o "$opts,cache=off"
+	rc=0
+	"$ACCELFS" "$PWD/src" "$PWD/m" -o "disk_cache=dc" 2>err || rc=$?
+	[ $rc = 2 ] && grep -q "disk_cache" err || fail "a relative disk_cache=: exit $rc, $(cat err)"
+	echo "PASS: an unsafe disk_cache directory is refused with one line"
+	;;
+*)
+	fail "unknown case $case"
+	;;
+esac
