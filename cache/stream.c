@@ -126,13 +126,20 @@ struct pool_file *stream_file(struct stream *st)
 	return st->pf;
 }
 
-/* Lock held: the tier is usable from now on for the state st->id, if no write is active. */
+/*
+ * Lock held: the tier is usable from now on for the state st->id, if no
+ * write is active and the pool holds no deferred bytes of the file: their
+ * flush writes SOURCE without moving wseq (the buckets are in the pool,
+ * dirty, already), so the state at open would stop being SOURCE's with
+ * nothing to tell this stream. A deferral after the ticket moves wseq.
+ */
 static void disk_arm(struct stream *st)
 {
 	struct pool_ticket t;
 
 	st->disk_on = false;
-	if (!st->disk || !st->pf || pool_file_ticket_get(st->pf, &t) || t.busy)
+	if (!st->disk || !st->pf || pool_file_ticket_get(st->pf, &t) || t.busy ||
+	    pool_dirty_count(st->pf))
 		return;
 	disk_key_of(st->disk, &st->id, &st->dkey);
 	st->disk_wseq = t.wseq;

@@ -325,6 +325,11 @@ static void draw_mount(const struct mon_view *v)
 	     mountstat_hit_pct(m) < 0 ? "-"
 				      : pct(m->c[POOL_C_LOCAL_HITS] + m->c[POOL_C_GLOBAL_HITS],
 					    monstat_reads(m->c), 2, b1, sizeof(b1)));
+	if (m->disk[0])
+		putf(4, 0,
+		     "  Disk     hits %llu  misses %llu  kept %llu  corrupt %llu  evicted %llu  %s",
+		     ull(m->ds.hits), ull(m->ds.misses), ull(m->ds.puts), ull(m->ds.corrupt),
+		     ull(m->ds.evicted), util_bytes(m->ds.used, b2, sizeof(b2)));
 	mountstat_req_line(NULL, line, sizeof(line));
 	attron(A_UNDERLINE);
 	putf(y++, 0, "%9s %s", "REQ/s", line);

@@ -337,6 +337,24 @@ static void test_streams(void)
 	CU_ASSERT_EQUAL(memcmp(want, got, BS), 0);
 	stream_close(s3);
 	stream_close(s2);
+	/* deferred bytes in the pool: a stream opened now does not take the tier
+	 * (their flush will change SOURCE without moving wseq) */
+	{
+		struct stream *sw, *sr;
+		struct stream_disk sd;
+		bool foreign;
+
+		CU_ASSERT_EQUAL_FATAL(stream_open(p2, &id, "/f", 0, 0, &sw), 0);
+		CU_ASSERT_EQUAL(stream_write_defer(sw, "deferred", 8, BS + 5, backend_read, &be,
+						   4242, &foreign),
+				8);
+		CU_ASSERT_EQUAL_FATAL(stream_open(p2, &id, "/f", 0, 0, &sr), 0);
+		stream_set_disk(sr, d);
+		CU_ASSERT_FALSE(stream_disk_get(sr, &sd));
+		CU_ASSERT(pool_dirty_discard(stream_file(sw), 4242) >= 0);
+		stream_close(sr);
+		stream_close(sw);
+	}
 	disk_tier_close(d);
 	pool_close(p1);
 	pool_close(p2);
