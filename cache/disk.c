@@ -44,7 +44,6 @@ void disk_key_of(const struct disk_tier *d, const struct pool_file_id *id, struc
 	*k = (struct disk_key){
 		.ns = d->ns,
 		.ino = id->ino,
-		.fh = id->fh_bytes ? mix(hash_bytes(id->fh, id->fh_bytes), id->fh_type) : 0,
 		.size = id->size,
 		.mtime_ns = id->mtime_ns,
 		.ctime_ns = id->ctime_ns,
@@ -55,7 +54,7 @@ void disk_key_of(const struct disk_tier *d, const struct pool_file_id *id, struc
 static void entry_name(const struct disk_tier *d, const struct disk_key *k, uint64_t bucket,
 		       char *out, size_t len)
 {
-	uint64_t who = mix(mix(k->ns, k->ino), k->fh);
+	uint64_t who = mix(k->ns, k->ino);
 	uint64_t state =
 	    mix(mix(mix(k->size, (uint64_t)k->mtime_ns), (uint64_t)k->ctime_ns), d->bsize);
 
@@ -131,14 +130,14 @@ int disk_tier_open(const struct disk_config *cfg, struct disk_tier **out)
 	d->ns = hash_bytes(cfg->ns ? cfg->ns : "", cfg->ns ? strlen(cfg->ns) : 0);
 	d->bsize = cfg->bucket_size;
 	d->limit = cfg->size;
-	ret = disk_evict_start(d);
-	if (ret) {
-		close(fd);
-		free(d);
-		return fail(cfg, -ret, "eviction thread: %s", strerror(-ret));
-	}
+	disk_evict_init(d);
 	*out = d;
 	return 0;
+}
+
+int disk_tier_start(struct disk_tier *d)
+{
+	return disk_evict_start(d);
 }
 
 void disk_tier_close(struct disk_tier *d)
@@ -188,6 +187,15 @@ static bool entry_ok(const struct disk_tier *d, const struct disk_entry *e,
 	return disk_crc32c(disk_crc32c(0, &h, sizeof(h)), data, h.len) == e->crc;
 }
 
+static int entry_open(struct disk_tier *d, const char *name)
+{
+	int fd = openat(d->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC);
+
+	if (fd < 0 && errno == EPERM) /* O_NOATIME: not ours (root's tier read by root is) */
+		fd = openat(d->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	return fd;
+}
+
 ssize_t disk_tier_get(struct disk_tier *d, const struct disk_key *k, uint64_t bucket, void *buf)
 {
 	char name[DISK_NAME_MAX];
@@ -197,9 +205,7 @@ ssize_t disk_tier_get(struct disk_tier *d, const struct disk_key *k, uint64_t bu
 	int fd;
 
 	entry_name(d, k, bucket, name, sizeof(name));
-	fd = openat(d->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC);
-	if (fd < 0 && errno == EPERM) /* O_NOATIME: not ours (root's tier read by root is) */
-		fd = openat(d->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = entry_open(d, name);
 	if (fd < 0) {
 		ADD(d->misses, 1);
 		return -ENOENT;
@@ -224,6 +230,20 @@ bool disk_tier_has(struct disk_tier *d, const struct disk_key *k, uint64_t bucke
 
 	entry_name(d, k, bucket, name, sizeof(name));
 	return faccessat(d->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+bool disk_tier_prefetch(struct disk_tier *d, const struct disk_key *k, uint64_t bucket)
+{
+	char name[DISK_NAME_MAX];
+	int fd;
+
+	entry_name(d, k, bucket, name, sizeof(name));
+	fd = entry_open(d, name);
+	if (fd < 0)
+		return false;
+	posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+	close(fd);
+	return true;
 }
 
 void disk_tier_drop(struct disk_tier *d, const struct disk_key *k, uint64_t bucket)

@@ -7,8 +7,8 @@
  *
  * Guarantees (docs/cache.md, "The disk tier"):
  * - An entry is named by the file's identity (a namespace naming SOURCE,
- *   the inode number, a hash of its file handle) and its state (size,
- *   mtime, ctime) when the bucket was read, and holds them again in its
+ *   the inode number) and its state (size, mtime, ctime) when the bucket
+ *   was read, and holds them again in its
  *   header: a file changed anywhere (another host included) has another
  *   state at its next open, so its old entries are never looked up again.
  *   The caller keeps the state true between its own writes (stream.c).
@@ -52,11 +52,18 @@ struct disk_config {
 };
 
 /*
- * disk_tier_open - check and open the directory, start the eviction thread.
- * Returns 0, -EPERM (not the daemon user's own, or group/other bits: @err
- * says which and the fix), -ENOTDIR, -ELOOP (a symlink), -EINVAL, -errno.
+ * disk_tier_open - check and open the directory. Returns 0, -EPERM (not the
+ * daemon user's own, or group/other bits: @err says which and the fix),
+ * -ENOTDIR, -ELOOP (a symlink), -EINVAL, -errno.
  */
 int disk_tier_open(const struct disk_config *cfg, struct disk_tier **out);
+
+/*
+ * disk_tier_start - start the thread that keeps the size bound (in the
+ * process that will use the tier: after a daemon's fork). Until then the
+ * tier works, unbounded. Returns 0 or -errno.
+ */
+int disk_tier_start(struct disk_tier *d);
 
 /* Stop the thread and close. Entries stay for the next daemon. */
 void disk_tier_close(struct disk_tier *d);
@@ -65,7 +72,9 @@ void disk_tier_close(struct disk_tier *d);
 struct disk_key {
 	uint64_t ns;  /* hash of the namespace */
 	uint64_t ino; /* SOURCE inode number */
-	uint64_t fh;  /* hash of the file handle, 0: none */
+	/* No file handle: a FUSE SOURCE's (GlusterFS's) names its node, which
+	 * changes when the kernel forgets the inode; ctime tells a new file
+	 * that took a freed inode number from the old one. */
 	uint64_t size;
 	int64_t mtime_ns;
 	int64_t ctime_ns;
@@ -86,6 +95,15 @@ void disk_tier_drop(struct disk_tier *d, const struct disk_key *k, uint64_t buck
 
 /* Is there an entry for bucket @bucket of @k? (one local faccessat) */
 bool disk_tier_has(struct disk_tier *d, const struct disk_key *k, uint64_t bucket);
+
+/*
+ * disk_tier_prefetch - disk_tier_has(), and if so have the kernel start
+ * reading the entry into the page cache now (POSIX_FADV_WILLNEED), without
+ * waiting: a sequential reader's next hits then find it in memory. Each
+ * entry is a file of its own, which the kernel's read-ahead cannot see
+ * past. Counts nothing.
+ */
+bool disk_tier_prefetch(struct disk_tier *d, const struct disk_key *k, uint64_t bucket);
 
 /*
  * disk_tier_put - keep @len bytes (1..bucket_size; short only at the end

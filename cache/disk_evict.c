@@ -178,16 +178,23 @@ static void *evict_main(void *arg)
 	return NULL;
 }
 
-int disk_evict_start(struct disk_tier *d)
+void disk_evict_init(struct disk_tier *d)
 {
 	pthread_condattr_t ca;
-	int ret;
 
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&d->wake, &ca);
 	pthread_condattr_destroy(&ca);
+}
+
+int disk_evict_start(struct disk_tier *d)
+{
+	int ret;
+
+	if (d->thread_started)
+		return 0;
 	ret = -pthread_create(&d->thread, NULL, evict_main, d);
 	d->thread_started = !ret;
 	return ret;

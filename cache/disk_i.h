@@ -6,7 +6,7 @@
  * Layout below DIR (docs/cache.md, "The disk tier"):
  *   DIR/accelfs-disk-v1/XX/IIIIIIIIIIIIIIIISSSSSSSSSSSSSSSS.B
  * XX: the first two hex digits of I; I: 16 hex digits, the hash of the
- * file's identity (namespace, inode, handle); S: 16 hex digits, the hash of
+ * file's identity (namespace, inode); S: 16 hex digits, the hash of
  * its state (size, mtime, ctime) and the bucket size; B: the bucket number
  * in hex. A name with ".t" in it is an entry being written (temporary).
  * Each entry is a struct disk_entry followed by its len data bytes.
@@ -35,6 +35,7 @@ struct disk_entry {
 	uint32_t bucket_size; /* the pool's when written */
 	uint32_t crc;	      /* CRC-32C of this header (crc 0) and the data */
 };
+_Static_assert(sizeof(struct disk_entry) == 72, "the entry header is part of the layout");
 
 struct disk_tier {
 	int dirfd;	/* DIR/accelfs-disk-v1, O_PATH|O_DIRECTORY */
@@ -55,6 +56,7 @@ struct disk_tier {
 };
 
 /* disk_evict.c */
+void disk_evict_init(struct disk_tier *d); /* the lock and condition, at open */
 int disk_evict_start(struct disk_tier *d);
 void disk_evict_stop(struct disk_tier *d);
 void disk_evict_kick(struct disk_tier *d); /* a put took the estimate past the bound */

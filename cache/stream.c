@@ -59,6 +59,7 @@ struct stream {
 	struct disk_key dkey;  /* the file's state its entries are named by */
 	uint64_t disk_wseq;    /* the slot's wseq when dkey was known true */
 	uint64_t w_off, w_len; /* the write between stream_write_begin and _end */
+	uint64_t dra_lo, dra_hi; /* lock: buckets [lo, hi) found in the tier, fetch begun */
 };
 
 int stream_open(struct pool *pool, const struct pool_file_id *id, const char *path, uint32_t quota,
@@ -143,6 +144,7 @@ static void disk_arm(struct stream *st)
 		return;
 	disk_key_of(st->disk, &st->id, &st->dkey);
 	st->disk_wseq = t.wseq;
+	st->dra_lo = st->dra_hi = 0;
 	st->disk_on = true;
 }
 
@@ -746,10 +748,24 @@ int stream_grown(struct stream *st, uint64_t off, uint64_t size)
 	return size > start ? give_up(st, pool_dirty_bucket_grown(pf, bucket, size - start)) : 0;
 }
 
-/* Lock held: the reader's next read of bucket @b will be a disk tier hit. */
+/*
+ * Lock held: the reader's next read of bucket @b will be a disk tier hit,
+ * not worth a read ahead from SOURCE; the kernel is asked to read the
+ * entry ahead instead. The run of buckets already found is remembered, so
+ * a window that moves on asks for each entry once.
+ */
 static bool on_disk(struct stream *st, uint64_t b)
 {
-	return st->disk_on && disk_tier_has(st->disk, &st->dkey, b);
+	if (!st->disk_on)
+		return false;
+	if (b >= st->dra_lo && b < st->dra_hi)
+		return true;
+	if (!disk_tier_prefetch(st->disk, &st->dkey, b))
+		return false;
+	if (b != st->dra_hi)
+		st->dra_lo = b;
+	st->dra_hi = b + 1;
+	return true;
 }
 
 int stream_readahead(struct stream *st, uint64_t off, size_t len, uint64_t max_bytes, uint64_t size,

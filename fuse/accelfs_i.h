@@ -527,6 +527,7 @@ static inline const char *cache_io_pool_name(const struct accelfs *fs)
 /* cache_io.c: file data through the buffer cache (see there) */
 int cache_io_init(struct accelfs *fs, char *err, size_t errlen);
 int cache_io_disk_init(struct accelfs *fs, char *err, size_t errlen);
+void cache_io_disk_start(struct accelfs *fs);
 void cache_io_shutdown(struct accelfs *fs);
 void cache_io_abandon(struct accelfs *fs);
 void cache_io_describe(struct accelfs *fs, char *buf, size_t len);

@@ -99,6 +99,18 @@ int cache_io_disk_init(struct accelfs *fs, char *err, size_t errlen)
 	return ret;
 }
 
+/* After daemonising: the disk tier's eviction thread (a fork keeps no thread). */
+void cache_io_disk_start(struct accelfs *fs)
+{
+	int ret = fs->disk ? disk_tier_start(fs->disk) : 0;
+
+	if (ret)
+		log_msg(LOG_ERR,
+			"disk_cache=%s: cannot start its eviction thread: %s; it grows "
+			"past disk_cache_size",
+			fs->opts.disk_cache, strerror(-ret));
+}
+
 /*
  * The pool belongs to the host and outlives this daemon (KEEP), so the next
  * mount starts warm; pool_keep=no removes its name now (FREE). Daemons still

@@ -474,6 +474,7 @@ static int run(struct accelfs *fs)
 		log_msg(LOG_ERR, "cannot start the flusher: deferred writes wait for fsync/close");
 	if (readahead_io_start(fs))
 		log_msg(LOG_WARNING, "cannot start the prefetch engine: no read-ahead");
+	cache_io_disk_start(fs); /* after daemonising, as every thread of ours */
 	watch_start(fs); /* after daemonising: its pid is the one fanotify reports */
 	if (slow_setup())
 		log_msg(LOG_WARNING, "cannot set up waits: an interrupted wait may last");

@@ -40,6 +40,10 @@ static struct disk_tier *tier(const char *dir, const char *ns, uint64_t size, ui
 
 	if (ret)
 		fprintf(stderr, "disk_tier_open(%s): %d: %s\n", dir, ret, err);
+	if (!ret && (ret = disk_tier_start(d)) != 0) {
+		fprintf(stderr, "disk_tier_start(%s): %d\n", dir, ret);
+		disk_tier_close(d);
+	}
 	return ret ? NULL : d;
 }
 
@@ -84,6 +88,8 @@ static void test_roundtrip(void)
 	ct_gen(in + 0, 100, 7, 1, 1);
 	disk_tier_put(d, &k, 1, in, 100);
 	CU_ASSERT(disk_tier_has(d, &k, 1));
+	CU_ASSERT(disk_tier_prefetch(d, &k, 1));
+	CU_ASSERT_FALSE(disk_tier_prefetch(d, &k, 5));
 	CU_ASSERT_EQUAL(disk_tier_get(d, &k, 1, out), 100);
 	CU_ASSERT_EQUAL(memcmp(in, out, 100), 0);
 	ct_gen(in, BS, 7, 0, 1);
@@ -98,8 +104,20 @@ static void test_roundtrip(void)
 	other.ctime_ns++;
 	disk_key_of(d, &other, &ko);
 	CU_ASSERT_EQUAL(disk_tier_get(d, &ko, 0, out), -ENOENT);
+	/* the same file under another handle (a FUSE SOURCE's node, renewed
+	 * after the kernel forgot it): the same entries */
+	{
+		unsigned char h1[8] = "handle-1";
+
+		other = id;
+		other.fh_type = 1;
+		other.fh_bytes = sizeof(h1);
+		other.fh = h1;
+		disk_key_of(d, &other, &ko);
+		CU_ASSERT_EQUAL(disk_tier_get(d, &ko, 0, out), (ssize_t)BS);
+	}
 	disk_tier_stats(d, &s);
-	CU_ASSERT_EQUAL(s.hits, 2);
+	CU_ASSERT_EQUAL(s.hits, 3);
 	CU_ASSERT_EQUAL(s.puts, 2);
 	CU_ASSERT_EQUAL(s.corrupt, 0);
 	/* another SOURCE sharing the directory: its own entries */

@@ -13,8 +13,8 @@
 #   torn     damaged entries (a flipped byte, a cut one, as a power cut
 #            while writing leaves them) are detected, removed, counted and
 #            never served; a leftover temporary entry is swept
-#   evict    DIR stays within disk_cache_size; entries read again outlive
-#            entries read once
+#   evict    DIR stays within disk_cache_size, the daemon in the background
+#            as without -f; entries read again outlive entries read once
 #   write    bytes written through the mount are what every later read
 #            sees, in this mount and after a remount
 #   trust    DIR open to other users, owned by another, or a symlink:
@@ -31,6 +31,11 @@ mkdir m
 
 up() {
 	accel_mount "$PWD/src" "$PWD/m" -o "$opts${1:+,$1}"
+}
+
+# up_daemon: as up, the daemon forked into the background as without -f
+up_daemon() {
+	accel_mount_daemon "$PWD/src" "$PWD/m" -o "$opts"
 }
 
 down() {
@@ -99,8 +104,8 @@ restart)
 	dreach puts "$(nb $size)"
 	cmp m/P src/P || fail "first read of P differs"
 	sleep 0.3
-	[ "$(dstat puts)" = "$(nb $size)" ] ||
-		fail "$(dstat puts) entries kept, want $(nb $size): P (disk_cache=off) was kept too"
+	[ "$(entries)" = "$(nb $size)" ] ||
+		fail "$(entries) entries in $DC, want $(nb $size): P (disk_cache=off) was kept too"
 	[ "$(stat -c %a "$DC")" = 700 ] || fail "disk_cache created $DC with mode $(stat -c %a "$DC")"
 	down
 	[ "$(entries)" -ge "$(nb $size)" ] || fail "$(entries) entries in $DC, want $(nb $size)"
@@ -150,7 +155,7 @@ torn)
 	dreach hits $(($(nb $size) - 3))
 	for f in "$@"; do
 		# removed when found, then kept again from SOURCE: whole now
-		cmp -s <(tail -c +81 "$f" 2>/dev/null) <(dd if=src/F bs=64K count=1 status=none \
+		cmp -s <(tail -c 65536 "$f" 2>/dev/null) <(dd if=src/F bs=64K count=1 status=none \
 			skip=$((16#${f##*.})) 2>/dev/null) || fail "entry $f was not replaced by a whole one"
 	done
 	cfs_eventually 5 test ! -e "$tmpf" ||
@@ -163,11 +168,11 @@ evict)
 	for f in B C; do
 		"$CFSIO" gen src/$f $((1 << 20)) || fail "cannot create src/$f"
 	done
-	up
+	up_daemon
 	cmp m/A src/A || fail "first read of A differs"
 	dreach puts 8
 	down
-	up
+	up_daemon
 	cmp m/A src/A || fail "second read of A differs"
 	dreach hits 8 # A's entries now count as read again
 	cmp m/B src/B || fail "read of B differs"
@@ -176,7 +181,7 @@ evict)
 	cfs_eventually 10 within_bound ||
 		fail "$ENTRIES holds $(file_bytes) bytes, over disk_cache_size=1M"
 	down
-	up
+	up_daemon
 	n=$(backend_reads cmp m/A src/A)
 	[ "$n" = 0 ] || fail "A, read again, lost $n entries to B and C, read once"
 	echo "PASS: the tier stayed within 1M ($(file_bytes) bytes); A, read again, outlived B and C"
