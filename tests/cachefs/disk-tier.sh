@@ -17,13 +17,16 @@
 #            as without -f; entries read again outlive entries read once
 #   write    bytes written through the mount are what every later read
 #            sees, in this mount and after a remount
+#   full     DIR on a file system too small for the file: every read is
+#            still right, the entries that did not fit are counted
+#            (put_errors), the tier stays within it
 #   trust    DIR open to other users, owned by another, or a symlink:
 #            refused with one line; disk_cache= without the pool: refused
 set -u
 . "$(dirname "$0")/lib.sh"
 cfs_init
 cfs_pool disk
-case=${1:?usage: disk-tier.sh restart|change|torn|evict|write|trust}
+case=${1:?usage: disk-tier.sh restart|change|torn|evict|write|full|trust}
 DC=$PWD/dc
 ENTRIES=$DC/accelfs-disk-v1
 opts="kernel_cache=never,pool=$POOL,global_cache=16M,bucket_size=64K,local_buffers=0,pool_keep=no,disk_cache=$DC"
@@ -197,6 +200,25 @@ write)
 	up
 	cmp m/F src/F || fail "after a write and a remount, m/F differs from SOURCE"
 	echo "PASS: a write through the mount is what every later read sees"
+	;;
+full)
+	mkdir tiny
+	mount -t tmpfs -o size=512k,mode=0700 accel-disk-full "$PWD/tiny" ||
+		{ echo "SKIP: cannot mount a tmpfs here"; exit 77; }
+	tiny_down() { umount "$ACCEL_TMP/tiny"; }
+	cfs_below tiny_down
+	opts=${opts/disk_cache=$DC/disk_cache=$PWD/tiny/dc}
+	ENTRIES=$PWD/tiny/dc/accelfs-disk-v1
+	"$CFSIO" gen src/F $((4 << 20)) || fail "cannot create src/F"
+	up
+	cmp m/F src/F || fail "read of F with a full disk tier differs"
+	dreach put_errors 1
+	lost=$(dstat put_errors)
+	[ "$(entries)" -gt 0 ] || fail "no entry was kept before the tier was full"
+	down
+	up
+	cmp m/F src/F || fail "read of F after a remount with a full disk tier differs"
+	echo "PASS: a full disk tier costs entries ($lost not kept), never a read"
 	;;
 trust)
 	mkdir -m 0755 "$DC"
