@@ -295,6 +295,7 @@ void disk_tier_put(struct disk_tier *d, const struct disk_key *k, uint64_t bucke
 				.bucket = bucket,
 				.key = *k,
 				.bucket_size = d->bsize };
+	int ret;
 
 	if (!len || len > d->bsize)
 		return;
@@ -305,10 +306,14 @@ void disk_tier_put(struct disk_tier *d, const struct disk_key *k, uint64_t bucke
 		return;
 	memcpy(e.magic, DISK_MAGIC, 8);
 	e.crc = disk_crc32c(disk_crc32c(0, &e, sizeof(e)), data, len);
-	if (entry_write(d, name, tmp, sizeof(tmp), &e, data) ||
-	    renameat(d->dirfd, tmp, d->dirfd, name)) {
+	if ((ret = entry_write(d, name, tmp, sizeof(tmp), &e, data)) != 0 ||
+	    (ret = renameat(d->dirfd, tmp, d->dirfd, name) ? -errno : 0) != 0) {
 		unlinkat(d->dirfd, tmp, 0);
 		ADD(d->put_errors, 1);
+		/* DIR's file system is fuller than disk_cache_size allows for */
+		if ((ret == -ENOSPC || ret == -EDQUOT) &&
+		    !__atomic_exchange_n(&d->full, true, __ATOMIC_RELAXED))
+			disk_evict_kick(d);
 		return;
 	}
 	ADD(d->puts, 1);

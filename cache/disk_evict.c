@@ -117,13 +117,20 @@ static int victim_order(const void *a, const void *b)
 	return x->when < y->when ? -1 : x->when > y->when;
 }
 
-/* One scan: measure, then remove down to 90 % of the bound if over it. */
+/*
+ * One scan: measure, then remove down to 90 % of the bound if over it; after
+ * a put met a full file system, down to 90 % of what the entries take.
+ */
 static void scan_once(struct disk_tier *d)
 {
 	struct scan s = { .now = time(NULL) };
-	uint64_t goal = d->limit / 10 * 9;
+	bool full = __atomic_exchange_n(&d->full, false, __ATOMIC_RELAXED);
+	uint64_t limit = d->limit, goal;
 
-	if (scan_dir(d, &s) == 0 && s.total > d->limit) {
+	if (scan_dir(d, &s) == 0 && full && s.total / 10 * 9 < limit)
+		limit = s.total / 10 * 9;
+	goal = limit / 10 * 9;
+	if (s.total > limit) {
 		qsort(s.v, s.n, sizeof(*s.v), victim_order);
 		for (size_t i = 0; i < s.n && s.total > goal; i++) {
 			if (unlinkat(d->dirfd, s.v[i].name, 0) && errno != ENOENT)

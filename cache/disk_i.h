@@ -53,6 +53,7 @@ struct disk_tier {
 	bool thread_started;
 	bool stop;	/* lock: the thread ends */
 	bool want_scan; /* lock: a put took the estimate past the bound */
+	bool full;	/* atomic: a put met ENOSPC: the next scan frees a tenth */
 };
 
 /* disk_evict.c */
