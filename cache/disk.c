@@ -18,6 +18,10 @@
 #include "disk_i.h"
 
 #define RECENCY_NS 60000000000LL /* a hit refreshes an entry's atime at most this often */
+/* A hit this soon after the entry was written is the same reading (a reader
+ * meeting its own read-ahead's entry before the pool has the bucket), not a
+ * reading again: it does not promote the entry. */
+#define REREAD_AFTER_NS 1000000000LL
 
 #define ADD(field, n) __atomic_add_fetch(&(field), (n), __ATOMIC_RELAXED)
 
@@ -157,7 +161,8 @@ static int64_t ts_ns(const struct timespec *ts)
 /*
  * A hit: the entry's atime after its mtime marks it read again (it outlives
  * entries read once, disk_evict.c), and is its recency: set at the first
- * hit, then refreshed at most once a minute.
+ * hit a second or more after the entry was written, then refreshed at most
+ * once a minute.
  */
 static void touch(int fd)
 {
@@ -166,8 +171,9 @@ static void touch(int fd)
 
 	if (fstat(fd, &st) || clock_gettime(CLOCK_REALTIME, &now))
 		return;
-	if (ts_ns(&st.st_atim) > ts_ns(&st.st_mtim) &&
-	    ts_ns(&now) - ts_ns(&st.st_atim) < RECENCY_NS)
+	if (ts_ns(&now) - ts_ns(&st.st_mtim) < REREAD_AFTER_NS ||
+	    (ts_ns(&st.st_atim) > ts_ns(&st.st_mtim) &&
+	     ts_ns(&now) - ts_ns(&st.st_atim) < RECENCY_NS))
 		return;
 	ts[0] = now;
 	ts[1].tv_nsec = UTIME_OMIT;
