@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "disk_i.h"
+#include "hash.h"
 
 #define RECENCY_NS 60000000000LL /* a hit refreshes an entry's atime at most this often */
 /* A hit this soon after the entry was written is the same reading (a reader
@@ -31,16 +32,6 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	h ^= h >> 31;
 	h *= 0xbf58476d1ce4e5b9ULL;
 	return h ^ (h >> 29);
-}
-
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
 }
 
 void disk_key_of(const struct disk_tier *d, const struct pool_file_id *id, struct disk_key *k)
@@ -131,7 +122,7 @@ int disk_tier_open(const struct disk_config *cfg, struct disk_tier **out)
 		return ret;
 	}
 	d->dirfd = fd;
-	d->ns = hash_bytes(cfg->ns ? cfg->ns : "", cfg->ns ? strlen(cfg->ns) : 0);
+	d->ns = cache_fnv1a(cfg->ns ? cfg->ns : "", cfg->ns ? strlen(cfg->ns) : 0);
 	d->bsize = cfg->bucket_size;
 	d->limit = cfg->size;
 	disk_evict_init(d);
@@ -153,11 +144,6 @@ void disk_tier_close(struct disk_tier *d)
 	free(d);
 }
 
-static int64_t ts_ns(const struct timespec *ts)
-{
-	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
-}
-
 /*
  * A hit: the entry's atime after its mtime marks it read again (it outlives
  * entries read once, disk_evict.c), and is its recency: set at the first
@@ -171,9 +157,9 @@ static void touch(int fd)
 
 	if (fstat(fd, &st) || clock_gettime(CLOCK_REALTIME, &now))
 		return;
-	if (ts_ns(&now) - ts_ns(&st.st_mtim) < REREAD_AFTER_NS ||
-	    (ts_ns(&st.st_atim) > ts_ns(&st.st_mtim) &&
-	     ts_ns(&now) - ts_ns(&st.st_atim) < RECENCY_NS))
+	if (disk_ts_ns(&now) - disk_ts_ns(&st.st_mtim) < REREAD_AFTER_NS ||
+	    (disk_ts_ns(&st.st_atim) > disk_ts_ns(&st.st_mtim) &&
+	     disk_ts_ns(&now) - disk_ts_ns(&st.st_atim) < RECENCY_NS))
 		return;
 	ts[0] = now;
 	ts[1].tv_nsec = UTIME_OMIT;

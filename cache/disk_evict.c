@@ -41,11 +41,6 @@ struct scan {
 	time_t now;
 };
 
-static int64_t ns_of(const struct timespec *ts)
-{
-	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
-}
-
 static int scan_entry(struct disk_tier *d, struct scan *s, int sub, const char *sname,
 		      const char *name)
 {
@@ -69,8 +64,8 @@ static int scan_entry(struct disk_tier *d, struct scan *s, int sub, const char *
 		s->cap = cap;
 	}
 	v = &s->v[s->n++];
-	v->reread = ns_of(&st.st_atim) > ns_of(&st.st_mtim);
-	v->when = v->reread ? ns_of(&st.st_atim) : ns_of(&st.st_mtim);
+	v->reread = disk_ts_ns(&st.st_atim) > disk_ts_ns(&st.st_mtim);
+	v->when = v->reread ? disk_ts_ns(&st.st_atim) : disk_ts_ns(&st.st_mtim);
 	v->bytes = (uint64_t)st.st_blocks * 512;
 	s->total += v->bytes;
 	(void)d;
@@ -148,7 +143,7 @@ static uint64_t mono_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ns_of(&ts);
+	return (uint64_t)disk_ts_ns(&ts);
 }
 
 /* Scan when asked (at most once a second) and every 30 s while puts happen. */

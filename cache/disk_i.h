@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "disk.h"
 
@@ -63,6 +64,12 @@ void disk_evict_stop(struct disk_tier *d);
 void disk_evict_kick(struct disk_tier *d); /* a put took the estimate past the bound */
 
 /* Bytes an entry of @len data bytes takes on disk (the scan's measure, roughly). */
+/* a file time in nanoseconds (entries' mtime is their writing, atime their last re-read) */
+static inline int64_t disk_ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
 static inline uint64_t disk_entry_bytes(uint64_t len)
 {
 	return (sizeof(struct disk_entry) + len + 4095) & ~4095ULL;

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hash.h"
 #include "mrc.h"
 #include "pool_i.h"
 #include "shmlock.h"
@@ -74,22 +75,13 @@ static uint32_t pow2_floor(uint32_t v)
 	return p;
 }
 
-static uint64_t fnv1a(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 /* Everything from version to geometry_sum (magic is stored last, so not in it). */
 static uint64_t geometry_sum(const struct pool_header *h)
 {
 	size_t from = offsetof(struct pool_header, version);
 
-	return fnv1a((const uint8_t *)h + from, offsetof(struct pool_header, geometry_sum) - from);
+	return cache_fnv1a((const uint8_t *)h + from,
+			   offsetof(struct pool_header, geometry_sum) - from);
 }
 
 /*

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "accelfs_i.h"
+#include "disk_auto.h"
 #include "caps.h"
 #include "fair.h"
 #include "shared.h"
@@ -166,7 +167,7 @@ static void warn_later(const char *fmt, ...)
 
 	for (i = 0; i < 3 && warnings[i][0]; i++)
 		;
-	if (i == 2)
+	if (i == 3)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(warnings[i], sizeof(warnings[i]), fmt, ap);
@@ -237,7 +238,7 @@ static void warn_pool_geometry(struct accelfs *fs)
  */
 static int setup_cache(struct accelfs *fs)
 {
-	char why[256] = "";
+	char why[4200] = "";
 	bool named = fs->opts.pool_name != NULL;
 	int ret;
 
@@ -255,6 +256,13 @@ static int setup_cache(struct accelfs *fs)
 	/* asked for by name: no disk tier is no mount */
 	if (fs->opts.disk_cache && (ret = cache_io_disk_init(fs, why, sizeof(why))) != 0)
 		return fail("%s", why);
+	/* disk_cache=auto asked for nothing by name: without it is a warning */
+	if (fs->opts.disk_cache_auto && (ret = disk_auto_setup(fs, why, sizeof(why))) != 0) {
+		if (ret < 0)
+			return fail("disk_cache=auto: %s", strerror(-ret));
+		log_msg(LOG_WARNING, "%s", why);
+		warn_later("%s", why);
+	}
 	return 0;
 }
 

@@ -330,14 +330,17 @@ int opts_parse_log(struct accelfs_opts *o, const char *key, const char *val)
 	return strcmp(val, "auto") && !o->log_target ? -ENOMEM : 0;
 }
 
-/* disk_cache=off|/absolute/directory */
+/* disk_cache=off|auto|/absolute/directory */
 int opts_parse_disk_cache(struct accelfs_opts *o, const char *key, const char *val)
 {
-	if (strcmp(val, "off") && (val[0] != '/' || strlen(val) > 4000))
-		return opts_bad_value(key, val, -EINVAL, "off or an absolute directory path");
+	bool dir = strcmp(val, "off") && strcmp(val, "auto");
+
+	if (dir && (val[0] != '/' || strlen(val) > 4000))
+		return opts_bad_value(key, val, -EINVAL, "off, auto or an absolute directory path");
 	free(o->disk_cache);
-	o->disk_cache = strcmp(val, "off") ? strdup(val) : NULL;
-	return strcmp(val, "off") && !o->disk_cache ? -ENOMEM : 0;
+	o->disk_cache = dir ? strdup(val) : NULL;
+	o->disk_cache_auto = !strcmp(val, "auto");
+	return dir && !o->disk_cache ? -ENOMEM : 0;
 }
 
 /* One element of an -o list. */

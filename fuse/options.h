@@ -103,6 +103,7 @@ struct accelfs_opts {
 	bool pool_keep;		     /* keep the pool after unmount (KEEP) or remove it (FREE) */
 	double revalidate;	     /* seconds between checks of an open file; 0: at open only */
 	char *disk_cache;	     /* the disk tier's directory (cache/disk.h), NULL: none */
+	bool disk_cache_auto;	     /* disk_cache=auto: fuse/disk_auto.c chooses */
 	uint64_t disk_cache_size;    /* its bound in bytes */
 
 	/* Deferred write and read-ahead (fuse/writeback.c, issue 4; docs/tuning.md). */

@@ -169,13 +169,16 @@ const struct opt_def opt_table[] = {
 	  .help = "seconds between checks of an open file for changes\n"
 		  "made behind accelfs (0: at open only)" },
 	{ "disk_cache", OPT_CUSTOM, 0, .parse = opts_parse_disk_cache, .def = "off",
-	  .syntax = "off|DIR", .section = OPT_SEC_CACHE,
+	  .syntax = "off|auto|DIR", .section = OPT_SEC_CACHE,
 	  .help = "keep buckets read from SOURCE in DIR too (a disk\n"
 		  "tier below the pool: survives restarts and\n"
-		  "reboots; DIR mode 0700, the daemon user's own)" },
+		  "reboots; DIR mode 0700, the daemon user's own);\n"
+		  "auto: on a shared SOURCE only, in /var/cache/accelfs\n"
+		  "(root) or ~/.cache/accelfs" },
 	{ "disk_cache_size", OPT_SIZE, O(disk_cache_size), 1 << 20, 1ULL << 50, .def = "1G",
 	  .syntax = "SIZE", .section = OPT_SEC_CACHE,
-	  .help = "bytes the disk tier may take in DIR" },
+	  .help = "bytes the disk tier may take in DIR (auto: at most\n"
+		  "a tenth of DIR's file system unless given)" },
 	/* write-back and read-ahead */
 	{ "deferred_write", OPT_CUSTOM, 0, .parse = opts_parse_deferred, .def = "auto",
 	  .syntax = "auto|on|off", .section = OPT_SEC_WRITEBACK,

@@ -22,11 +22,22 @@
 #            (put_errors), and the tier makes room as if over its bound
 #   trust    DIR open to other users, owned by another, or a symlink:
 #            refused with one line; disk_cache= without the pool: refused
+#   auto     disk_cache=auto: off on a local SOURCE; on a shared one
+#            (shared=on) in /var/cache/accelfs, made 0700, sized a tenth of
+#            its file system unless disk_cache_size is given; an unsafe
+#            directory there costs the tier, never the mount. Runs in a
+#            mount namespace of its own with a tmpfs on /var/cache, so the
+#            host's /var/cache is never touched
 set -u
+if [ "${1:-}" = auto ] && [ -z "${DISK_AUTO_NS:-}" ]; then
+	[ "$(id -u)" = 0 ] || { echo "SKIP: auto needs root (a mount namespace, /var/cache)"; exit 77; }
+	unshare -m true 2>/dev/null || { echo "SKIP: no mount namespaces here (unshare -m)"; exit 77; }
+	DISK_AUTO_NS=1 exec unshare -m --propagation private bash "$0" "$@"
+fi
 . "$(dirname "$0")/lib.sh"
 cfs_init
 cfs_pool disk
-case=${1:?usage: disk-tier.sh restart|change|torn|evict|write|full|trust}
+case=${1:?usage: disk-tier.sh restart|change|torn|evict|write|full|trust|auto}
 DC=$PWD/dc
 ENTRIES=$DC/accelfs-disk-v1
 opts="kernel_cache=never,pool=$POOL,global_cache=16M,bucket_size=64K,local_buffers=0,pool_keep=no,disk_cache=$DC"
@@ -241,6 +252,46 @@ trust)
 	"$ACCELFS" "$PWD/src" "$PWD/m" -o "disk_cache=dc" 2>err || rc=$?
 	[ $rc = 2 ] && grep -q "disk_cache" err || fail "a relative disk_cache=: exit $rc, $(cat err)"
 	echo "PASS: an unsafe disk_cache directory is refused with one line"
+	;;
+auto)
+	mount -t tmpfs -o size=64M,mode=0755 accel-var-cache /var/cache ||
+		fail "cannot mount a tmpfs on /var/cache in this namespace"
+	ADIR=/var/cache/accelfs
+	ENTRIES=$ADIR/accelfs-disk-v1
+	opts=${opts/disk_cache=$DC/disk_cache=auto}
+	size=$((1 << 20))
+	"$CFSIO" gen src/F $size || fail "cannot create src/F"
+	up
+	cmp m/F src/F || fail "read of F differs (local SOURCE)"
+	"$ACCEL" stat --pool "$POOL" --json | grep -q '"disk": null' ||
+		fail "disk_cache=auto on a local SOURCE: a disk tier: $("$ACCEL" stat --pool "$POOL" --json)"
+	[ ! -e "$ADIR" ] || fail "disk_cache=auto on a local SOURCE made $ADIR"
+	down
+	up shared=on
+	cmp m/F src/F || fail "read of F differs (shared=on)"
+	dreach puts "$(nb $size)"
+	[ "$(stat -c %a "$ADIR")" = 700 ] || fail "$ADIR has mode $(stat -c %a "$ADIR"), want 700"
+	[ "$(entries)" = "$(nb $size)" ] || fail "$(entries) entries in $ENTRIES, want $(nb $size)"
+	want=$((64 * 1048576 / 10))
+	[ "$(dstat limit)" = $want ] ||
+		fail "the tier's bound is $(dstat limit), want $want (a tenth of a 64M /var/cache)"
+	grep -q "disk_cache=auto: $ADIR, $want bytes" "$ACCEL_LOG" ||
+		fail "no log line for the tier chosen: $(cat "$ACCEL_LOG")"
+	down
+	up shared=on,disk_cache_size=2M
+	n=$(backend_reads cmp m/F src/F)
+	[ "$n" = 0 ] || fail "F after the remount: $n SOURCE reads, want 0 (all from $ADIR)"
+	[ "$(dstat limit)" = $((2 << 20)) ] || fail "disk_cache_size=2M gave a bound of $(dstat limit)"
+	down
+	chmod 0755 "$ADIR"
+	up shared=on
+	cmp m/F src/F || fail "read of F differs (unsafe $ADIR)"
+	"$ACCEL" stat --pool "$POOL" --json | grep -q '"disk": null' ||
+		fail "disk_cache=auto used $ADIR with mode 0755"
+	grep -q "disk_cache=auto: running without the disk tier: disk_cache=$ADIR: mode 0755" \
+		"$ACCEL_LOG" || fail "no one-line warning for the unsafe $ADIR: $(cat "$ACCEL_LOG")"
+	down
+	echo "PASS: disk_cache=auto is off on a local SOURCE, on in $ADIR on a shared one, sized to fit"
 	;;
 *)
 	fail "unknown case $case"
