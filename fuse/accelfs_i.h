@@ -59,6 +59,7 @@
 #endif
 
 #include "backend.h"
+#include "tuning.h"
 #include "options.h"
 #include "pool.h"
 #include "watch_state.h"
@@ -132,6 +133,14 @@ struct inode {
 	 * that handle is released; else 0. Written under the lock, read by the
 	 * watcher without it (atomic). */
 	pid_t pt_writer;
+	/* The file's tuning attributes as an open last read them (ops_file.c,
+	 * tuning_memo): good while SOURCE shows ctime @tuning_ctime, since a
+	 * setxattr or removexattr moves the ctime; one made through the mount
+	 * clears @tuning_valid (ops_xattr.c). Spares each open an flistxattr,
+	 * a round trip on a network SOURCE. */
+	bool tuning_valid;
+	struct timespec tuning_ctime;
+	struct tuning_values tuning;
 	/* A directory listed for the kernel's own open (ops_dir.c, dir_stateless):
 	 * the offset past its last entry and when it was reached (0: not known). */
 	off_t dir_eof;

@@ -157,10 +157,45 @@ static int handle_free(struct open_file *of, const struct stat *st)
 	return left.backing_id;
 }
 
+static bool same_ts(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
 /*
- * The file's tuning, read once per open when the pool or passthrough will
- * use it (@read says so), and whether its opens should go passthrough. A
- * file this open @created has no attributes to read.
+ * The tuning of @n, whose state is @st: the attributes as last read while
+ * SOURCE still shows the ctime they were read under, else read from @fd now
+ * and kept. @st is taken before the read, so an attribute set in between
+ * leaves a memo older than the file's ctime, read again next time.
+ */
+static void tuning_memo(struct inode *n, int fd, const struct stat *st, bool created,
+			struct tuning_values *t)
+{
+	bool hit;
+
+	pthread_mutex_lock(&n->lock);
+	hit = n->tuning_valid && same_ts(&n->tuning_ctime, &st->st_ctim);
+	if (hit)
+		*t = n->tuning;
+	pthread_mutex_unlock(&n->lock);
+	if (hit)
+		return;
+	if (created)
+		tuning_none(t);
+	else
+		tuning_read_fd(fd, t);
+	pthread_mutex_lock(&n->lock);
+	n->tuning = *t;
+	n->tuning_ctime = st->st_ctim;
+	n->tuning_valid = true;
+	pthread_mutex_unlock(&n->lock);
+}
+
+/*
+ * The file's tuning, read when the pool or passthrough will use it (@read
+ * says so; at most once per change of the file's ctime, tuning_memo), and
+ * whether its opens should go passthrough. A file this open @created has no
+ * attributes to read.
  */
 static bool file_tuning_read(const struct open_file *of, const struct stat *st, bool created,
 			     struct tuning_values *t, bool *read)
@@ -168,10 +203,7 @@ static bool file_tuning_read(const struct open_file *of, const struct stat *st, 
 	*read = S_ISREG(st->st_mode) && (of->fs->pool || of->fs->passthrough);
 	if (!*read)
 		return false;
-	if (created)
-		tuning_none(t);
-	else
-		tuning_read_fd(of->fd, t);
+	tuning_memo(of->inode, of->fd, st, created, t);
 	return passthrough_wanted(of->fs, of->inode, t);
 }
 

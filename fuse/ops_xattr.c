@@ -62,9 +62,13 @@ void xattr_caps_created(struct accelfs *fs, struct inode *n)
 	caps_absent(fs, n);
 }
 
-static void caps_forget(struct inode *n)
+/* An attribute set or removed through the mount: what was known of them goes. */
+static void xattrs_changed(struct inode *n)
 {
 	__atomic_store_n(&n->nocaps_until, 0, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&n->lock);
+	n->tuning_valid = false; /* ops_file.c, tuning_memo */
+	pthread_mutex_unlock(&n->lock);
 }
 
 /*
@@ -203,7 +207,7 @@ static void accel_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, con
 		creds_leave();
 	}
 	inode_fd_put(n, fd);
-	caps_forget(n); /* before the reply: a getxattr after it must see the change */
+	xattrs_changed(n); /* before the reply: a getxattr after it must see the change */
 	fuse_reply_err(req, err);
 }
 
@@ -229,7 +233,7 @@ static void accel_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		creds_leave();
 	}
 	inode_fd_put(n, fd);
-	caps_forget(n);
+	xattrs_changed(n);
 	fuse_reply_err(req, err);
 }
 
