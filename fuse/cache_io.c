@@ -10,7 +10,7 @@
  * this (kernel_cache=auto), so the daemon sees only the kernel's misses.
  *
  * Per-file tuning comes from the backing file's user.accelfs.* attributes,
- * read once per open, like RMS's SET FILE/GLOBAL_BUFFERS.
+ * taken at open (ops_file.c, tuning_memo), like RMS's SET FILE/GLOBAL_BUFFERS.
  */
 #include <errno.h>
 #include <fcntl.h>
