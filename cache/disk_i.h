@@ -64,6 +64,9 @@ void disk_evict_stop(struct disk_tier *d);
 void disk_evict_kick(struct disk_tier *d); /* a put took the estimate past the bound */
 
 /* Bytes an entry of @len data bytes takes on disk (the scan's measure, roughly). */
+/* disk_crc32c by the tables alone (the unit test holds the instruction to it) */
+uint32_t disk_crc32c_sw(uint32_t crc, const void *data, size_t len);
+
 /* a file time in nanoseconds (entries' mtime is their writing, atime their last re-read) */
 static inline int64_t disk_ts_ns(const struct timespec *ts)
 {

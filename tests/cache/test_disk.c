@@ -20,6 +20,7 @@
 
 #include "cache_test.h"
 #include "disk.h"
+#include "disk_i.h"
 #include "stream.h"
 
 #define BS 4096U
@@ -67,6 +68,27 @@ static void test_crc(void)
 	CU_ASSERT_EQUAL(disk_crc32c(0, "123456789", 9), 0xE3069283U);
 	/* in pieces, unaligned, as in one go */
 	CU_ASSERT_EQUAL(disk_crc32c(disk_crc32c(0, "1234", 4), "56789", 5), 0xE3069283U);
+	CU_ASSERT_EQUAL(disk_crc32c_sw(0, "123456789", 9), 0xE3069283U);
+}
+
+/* The instruction (where the CPU has it) and the tables agree at every
+ * alignment and length, whole and in pieces. */
+static void test_crc_paths(void)
+{
+	static unsigned char b[70000];
+	unsigned int seed = 26;
+
+	for (size_t i = 0; i < sizeof(b); i++)
+		b[i] = (unsigned char)rand_r(&seed);
+	for (int k = 0; k < 2000; k++) {
+		size_t off = (size_t)rand_r(&seed) % 64, len = (size_t)rand_r(&seed) % 65600;
+		size_t cut = len ? (size_t)rand_r(&seed) % len : 0;
+		uint32_t sw = disk_crc32c_sw(0, b + off, len);
+
+		CU_ASSERT_EQUAL(disk_crc32c(0, b + off, len), sw);
+		CU_ASSERT_EQUAL(disk_crc32c(disk_crc32c(0, b + off, cut), b + off + cut, len - cut),
+				sw);
+	}
 }
 
 static void test_roundtrip(void)
@@ -386,6 +408,7 @@ int main(void)
 	if (!s || !mkdtemp(top))
 		return 2;
 	CU_add_test(s, "CRC-32C vectors", test_crc);
+	CU_add_test(s, "CRC-32C instruction and tables agree", test_crc_paths);
 	CU_add_test(s, "an entry read back; none for another state", test_roundtrip);
 	CU_add_test(s, "damaged entries never served", test_damaged);
 	CU_add_test(s, "unsafe directories refused", test_refused);
