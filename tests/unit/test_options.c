@@ -102,6 +102,36 @@ static void test_watch(void)
 	CU_ASSERT(n <= 64);
 }
 
+/* disk_cache=off|auto|DIR: the last one given wins, a relative path is refused */
+static void test_disk_cache(void)
+{
+	struct accelfs_opts o;
+	const char *def[] = { "/s", "/m", NULL };
+	const char *aut[] = { "/s", "/m", "-o", "disk_cache=/c,disk_cache=auto", NULL };
+	const char *dir[] = { "/s", "/m", "-o", "disk_cache=auto,disk_cache=/c", NULL };
+	const char *off[] = { "/s", "/m", "-o", "disk_cache=auto,disk_cache=off", NULL };
+	const char *rel[] = { "/s", "/m", "-o", "disk_cache=cache", NULL };
+
+	CU_ASSERT_EQUAL_FATAL(parse(&o, def), 0);
+	CU_ASSERT_PTR_NULL(o.disk_cache);
+	CU_ASSERT_FALSE(o.disk_cache_auto);
+	opts_free(&o);
+	CU_ASSERT_EQUAL_FATAL(parse(&o, aut), 0);
+	CU_ASSERT_PTR_NULL(o.disk_cache);
+	CU_ASSERT_TRUE(o.disk_cache_auto);
+	opts_free(&o);
+	CU_ASSERT_EQUAL_FATAL(parse(&o, dir), 0);
+	CU_ASSERT_STRING_EQUAL(o.disk_cache ? o.disk_cache : "", "/c");
+	CU_ASSERT_FALSE(o.disk_cache_auto);
+	opts_free(&o);
+	CU_ASSERT_EQUAL_FATAL(parse(&o, off), 0);
+	CU_ASSERT_PTR_NULL(o.disk_cache);
+	CU_ASSERT_FALSE(o.disk_cache_auto);
+	opts_free(&o);
+	CU_ASSERT_EQUAL(parse(&o, rel), -EINVAL);
+	opts_free(&o);
+}
+
 static void test_fstab_words_ignored(void)
 {
 	struct accelfs_opts o;
@@ -307,6 +337,7 @@ int main(void)
 	CU_add_test(s, "all options", test_all_options);
 	CU_add_test(s, "fstab words ignored", test_fstab_words_ignored);
 	CU_add_test(s, "watch and the timeouts given", test_watch);
+	CU_add_test(s, "disk_cache off, auto or a directory", test_disk_cache);
 	CU_add_test(s, "bad input rejected", test_rejects);
 	CU_add_test(s, "deferred write and read-ahead options", test_writeback_options);
 	CU_add_test(s, "help and version", test_help_version);
