@@ -17,6 +17,8 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "pool_i.h"
 
@@ -24,6 +26,23 @@
 
 static struct pool *guarded[GUARD_MAX]; /* atomic: registered pools */
 static int installed;			/* atomic: handler in place */
+
+/*
+ * Anonymous zero pages in place of @base's mapping. The system call itself,
+ * not libc's mmap: in a signal handler nothing but the kernel should run, and
+ * ThreadSanitizer's mmap interceptor would count the new pages as a write by
+ * this thread, racing with every lock-free reader of the segment (a reader
+ * meeting the replaced pages is what the broken flag is for).
+ */
+static bool zero_map(void *base, size_t size, int prot)
+{
+	int flags = MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS;
+#if defined(SYS_mmap) && UINTPTR_MAX > 0xffffffffu
+	return syscall(SYS_mmap, base, size, prot, flags, -1, 0L) != -1;
+#else
+	return mmap(base, size, prot, flags, -1, 0) != MAP_FAILED;
+#endif
+}
 
 static bool guard_hit(struct pool *pool, uintptr_t addr)
 {
@@ -33,8 +52,7 @@ static bool guard_hit(struct pool *pool, uintptr_t addr)
 	if (addr < base || addr - base >= pool->size)
 		return false;
 	__atomic_store_n(&pool->broken, 1, __ATOMIC_SEQ_CST);
-	return mmap(pool->base, pool->size, prot, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) !=
-	       MAP_FAILED;
+	return zero_map(pool->base, pool->size, prot);
 }
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)

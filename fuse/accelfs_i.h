@@ -179,7 +179,9 @@ struct open_file {
 	int fd;			 /* changed once listed only by open_files_set_fd */
 	struct stream *stream; /* buffer cache stream, NULL if not cached */
 	int dfd; /* atomic: O_DIRECT descriptor for fills, -1, or FILL_FD_LATER (fill_fd.h) */
-	bool wrote; /* atomic: a write reached SOURCE or the pool (revalidate at close) */
+	bool wrote;	/* atomic: a write reached SOURCE or the pool */
+	bool unsettled; /* atomic: it wrote since the state was last taken as ours
+			 * (handle_settle, ops_file.c: at its close and release) */
 	uint64_t
 	    known_size; /* atomic: size last seen (open or fstat); reads below skip EOF checks */
 	struct pool_file_id id; /* identity (immutable) and validator: written by the
@@ -545,7 +547,8 @@ int cache_io_open(struct open_file *of, const struct stat *st, const struct tuni
 /* Count an open the rule sent to passthrough: @ok, or served by the daemon (a fallback). */
 void cache_io_count_passthrough(struct accelfs *fs, bool ok);
 /* @st: the file's attributes after its last write if the caller has them, else NULL */
-void cache_io_close(struct open_file *of, const struct stat *st);
+void cache_io_close(struct open_file *of);
+void cache_io_settle(struct open_file *of, const struct stat *st);
 ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off);
 int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len);
 void cache_io_write_end(struct open_file *of, uint64_t off, ssize_t res);

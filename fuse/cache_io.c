@@ -298,24 +298,26 @@ void cache_io_count_passthrough(struct accelfs *fs, bool ok)
 		pool_stats_count_pool(fs->pool, ok ? POOL_C_PT_OPENS : POOL_C_PT_FALLBACKS, 1);
 }
 
-void cache_io_close(struct open_file *of, const struct stat *st)
+/* Our writes kept the pool coherent: the state @st they left in SOURCE is the
+ * pool's, so the next open keeps the buffers instead of dropping them all.
+ * Not in shared mode, where other hosts' writes may have come between ours,
+ * unseen by the buffers (close-to-open: the next open compares). */
+void cache_io_settle(struct open_file *of, const struct stat *st)
 {
 	struct pool_file_id id;
-	struct stat own;
 
+	if (!of->stream || of->fs->shared)
+		return;
+	file_id(st, &id);
+	file_id_handle(of->inode, &id);
+	stream_revalidate(of->stream, &id);
+}
+
+void cache_io_close(struct open_file *of)
+{
 	/* Deferred bytes reach SOURCE before the handle goes (release, unmount). */
 	if (of->stream && __atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
 		wb_last_close(of);
-	/* Our writes kept the pool coherent: do not let the next open drop it
-	 * all. Not in shared mode, where other hosts' writes may have come
-	 * between ours, unseen by the buffers (close-to-open: the next open
-	 * compares). */
-	if (of->stream && __atomic_load_n(&of->wrote, __ATOMIC_RELAXED) && !of->fs->shared &&
-	    (st || !fstat(of->fd, &own))) {
-		file_id(st ? st : &own, &id);
-		file_id_handle(of->inode, &id);
-		stream_revalidate(of->stream, &id);
-	}
 	if (of->dfd >= 0)
 		close(of->dfd);
 	of->dfd = -1;
@@ -465,6 +467,7 @@ int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len)
 	int ret;
 
 	__atomic_store_n(&of->wrote, true, __ATOMIC_RELAXED); /* ops_file_check_written */
+	__atomic_store_n(&of->unsettled, true, __ATOMIC_RELEASE);
 	if (!of->stream)
 		return 0;
 	pool_watch(of->fs);

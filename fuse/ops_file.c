@@ -124,7 +124,35 @@ static int open_backing(struct accelfs *fs, int nfd, int kernel_flags, bool nowa
  * passthrough handle: for passthrough_close) or 0. @st: the backing file's
  * attributes taken after its last write (release), or NULL.
  */
-static int handle_free(struct open_file *of, const struct stat *st)
+/*
+ * Take the state @of's own writes left in SOURCE as the one the kernel's
+ * pages and the pool's buffers hold: the next open keeps them. Only a handle
+ * that wrote since it was last settled, and only once its writes are done:
+ * at its close (FLUSH, which the application's close waits for) and at its
+ * RELEASE for what came after (an mmap's pages). Taken any later, the fstat
+ * would take a change made in SOURCE after the close (another program, the
+ * RELEASE still queued) for ours, and the kernel would keep the old size and
+ * pages for good (a reader changes nothing: it never settles). Not for a
+ * passthrough handle (it left nothing in the kernel cache: passthrough.c) nor
+ * in shared mode, where pages read before another host's write may be among
+ * them, so the next open compares with the state at this open.
+ */
+static void handle_settle(struct open_file *of)
+{
+	struct inode *n = of->inode;
+	struct stat st;
+
+	if (!__atomic_exchange_n(&of->unsettled, false, __ATOMIC_ACQ_REL) || fstat(of->fd, &st))
+		return;
+	if (!of->direct_io && !of->passthrough && !of->fs->shared) {
+		pthread_mutex_lock(&n->lock);
+		stamp_set(n, &st);
+		pthread_mutex_unlock(&n->lock);
+	}
+	cache_io_settle(of, &st);
+}
+
+static int handle_free(struct open_file *of)
 {
 	struct inode *n = of->inode;
 	struct pt_leftover left;
@@ -133,6 +161,7 @@ static int handle_free(struct open_file *of, const struct stat *st)
 	if (__atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
 		wb_sync(of);
 	times_apply(of); /* release, or the kernel never released it (unmount) */
+	handle_settle(of);
 	pthread_mutex_lock(&n->lock);
 	/* nothing is written back after the last close */
 	if (__atomic_sub_fetch(&n->opens, 1, __ATOMIC_RELAXED) == 0)
@@ -142,7 +171,7 @@ static int handle_free(struct open_file *of, const struct stat *st)
 	passthrough_release_locked(of, &left);
 	pthread_mutex_unlock(&n->lock);
 	open_files_remove(of);
-	cache_io_close(of, st);
+	cache_io_close(of);
 	wb_last_handle(n);
 	lock_release_handle(of); /* before its descriptor: flock locks go with that */
 	if (!of->fd_shared) {
@@ -331,7 +360,7 @@ static void open_finish(fuse_req_t req, struct inode *n, int fd, struct fuse_fil
 	/* the opener was interrupted and is gone: so is the handle, and the
 	 * backing file if it was the inode's last passthrough one */
 	if (fuse_reply_open(req, fi) == -ENOENT)
-		passthrough_close(fs, handle_free(fh_of(fi), NULL));
+		passthrough_close(fs, handle_free(fh_of(fi)));
 }
 
 /* An open that waits for a lease break, in a thread of its own (slow.c). */
@@ -457,7 +486,7 @@ static void accel_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		return;
 	}
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
-		passthrough_close(fs, handle_free(fh_of(fi), NULL));
+		passthrough_close(fs, handle_free(fh_of(fi)));
 }
 
 #ifdef ACCEL_HAVE_TMPFILE
@@ -505,33 +534,17 @@ static void accel_tmpfile(fuse_req_t req, fuse_ino_t parent, mode_t mode, struct
 		return;
 	}
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
-		passthrough_close(fs, handle_free(fh_of(fi), NULL));
+		passthrough_close(fs, handle_free(fh_of(fi)));
 }
 #endif
 
 static void accel_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct accelfs *fs = fuse_req_userdata(req);
-	struct open_file *fh = fh_of(fi);
-	struct inode *n = inode_get(fs, ino);
-	struct stat st;
-	bool have_st = false;
 
-	/* Deferred bytes first (nobody is left to hear of a failure: it is logged). */
-	if (__atomic_load_n(&fh->deferred, __ATOMIC_RELAXED))
-		wb_sync(fh);
-	times_apply(fh);
-	/* What we leave in the kernel cache now matches the backing file
-	 * (a passthrough handle left nothing there: passthrough.c). Not in
-	 * shared mode: pages read before another host's write may be among
-	 * them, so the next open compares with the state at this open. */
-	if (!fi->direct_io && !fh->passthrough && !fs->shared && !fstat(fh->fd, &st)) {
-		pthread_mutex_lock(&n->lock);
-		stamp_set(n, &st);
-		pthread_mutex_unlock(&n->lock);
-		have_st = true;
-	}
-	passthrough_close(fs, handle_free(fh, have_st ? &st : NULL));
+	(void)ino;
+	/* deferred bytes, times and the state left: handle_free */
+	passthrough_close(fs, handle_free(fh_of(fi)));
 	fuse_reply_err(req, 0);
 }
 
@@ -618,6 +631,8 @@ static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	times_apply(of);		    /* before close returns, not at the async release */
 	if (!ret)
 		ret = flush_source(of);
+	if (!ret)
+		handle_settle(of);
 	lock_flush(of, fi->lock_owner); /* POSIX: a close drops its process's locks */
 	if (!ret && !__atomic_load_n(&fs->opts.deferred_write, __ATOMIC_RELAXED) &&
 	    fs->opts.locks != LOCKS_FORWARD && !fs->shared)
@@ -852,7 +867,7 @@ void ops_file_release_all(struct accelfs *fs)
 	struct open_file *of;
 
 	while ((of = open_files_first(fs)))
-		handle_free(of, NULL);
+		handle_free(of);
 }
 
 void ops_file_fill(struct accelfs *fs, struct fuse_lowlevel_ops *ops)

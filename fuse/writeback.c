@@ -267,9 +267,9 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	}
 	/* release: the flusher that sees it (acquire) sees the handle's setup */
 	__atomic_store_n(&of->deferred, true, __ATOMIC_RELEASE);
-	__atomic_store_n(
-	    &of->wrote, true,
-	    __ATOMIC_RELAXED); /* at close, the pool's copy matches SOURCE: revalidate, keep it */
+	/* at close, the pool's copy matches SOURCE: revalidate, keep it */
+	__atomic_store_n(&of->wrote, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&of->unsettled, true, __ATOMIC_RELEASE);
 	pool_dirty_end_set(stream_file(of->stream), end, (int64_t)realtime_ns());
 	/* Bytes in a bucket another daemon writes back: make them ours on SOURCE too. */
 	if (foreign && backend_write_fn(of, data, size, (uint64_t)off) < 0)

@@ -7,7 +7,10 @@
 # size, so that open cannot tell it the new one: the node must be retired at
 # the next lookup (fuse/inode.c, must_retire), which the open's stamp of the
 # new state used to prevent for good (the old size stayed until the file
-# changed again).
+# changed again). And a reader's RELEASE that reaches the daemon only after
+# SOURCE changed (the daemon busy, here stopped) must not take that change
+# for the state the kernel's pages match: the release used to fstat and
+# stamp it, so the next lookup kept the old node (a reader changes nothing).
 set -u
 . "$(dirname "$0")/lib.sh"
 cfs_init
@@ -35,4 +38,22 @@ sleep 2.5
 size=$(stat -c %s m/F)
 [ "$size" = 22 ] || fail "m/F has $size bytes after the lookup, SOURCE 22: the old size stayed (a reader was open)"
 cmp -s m/F src/F || fail "m/F reads $(od -c m/F | head -2), SOURCE holds 22 bytes"
-echo "PASS: a change opened before the name's next lookup is seen after it, a reader open or not"
+# The reader's close is held: its FLUSH and RELEASE wait while the daemon is
+# stopped, SOURCE changes, then the daemon goes on.
+sleep 600 <m/F &
+holder=$!
+for _ in $(seq 500); do
+	[ "$(readlink "/proc/$holder/fd/0")" = "$PWD/m/F" ] && break
+	sleep 0.01
+done
+[ "$(readlink "/proc/$holder/fd/0")" = "$PWD/m/F" ] || fail "the holder did not open m/F"
+kill -STOP "$ACCEL_PID"
+kill "$holder"
+printf 'four\n' >>src/F
+kill -CONT "$ACCEL_PID"
+wait "$holder" 2>/dev/null
+sleep 2.5
+size=$(stat -c %s m/F)
+[ "$size" = 27 ] || fail "m/F has $size bytes after the lookup, SOURCE 27: a late RELEASE took the change for ours"
+cmp -s m/F src/F || fail "m/F reads $(od -c m/F | head -2), SOURCE holds 27 bytes"
+echo "PASS: a change opened before the name's next lookup is seen after it, a reader open or not, a reader's RELEASE late or not"
