@@ -54,6 +54,13 @@ static void accel_init(void *userdata, struct fuse_conn_info *conn)
 		fs->dont_mask = true;
 	}
 	ops_dir_init(fs, conn);
+	/* Lookups and listings of one directory in parallel: without it the
+	 * kernel holds the directory's mutex around each (fuse_lock_inode),
+	 * so 20 threads looking up names of one directory on a network SOURCE
+	 * wait one round trip after another (docs/benchmarks.md, round 5).
+	 * Creates, unlinks and renames stay exclusive by the VFS's own lock. */
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 #ifdef ACCEL_HAVE_KILLPRIV_V2

@@ -18,7 +18,12 @@
  * the benchmark can check that the loop device really sends its requests here
  * and a test can see a write being served (writing: writes in their delay).
  *
- * usage: slowfs DIR MOUNTPOINT [-o delay_ms=N] [FUSE options, e.g. -s -f]
+ * With -o stat_delay_ms=N every stat of a file (a LOOKUP or GETATTR) waits
+ * N ms too, and the stats line gains stat_max=N, the most stats that were
+ * ever in their delay at once: a test sees whether the client above sends
+ * lookups of one directory in parallel (run it without -s for that).
+ *
+ * usage: slowfs DIR MOUNTPOINT [-o delay_ms=N,stat_delay_ms=N] [FUSE options, e.g. -s -f]
  * Only the top level of DIR is served (no subdirectories, no creation).
  */
 #define FUSE_USE_VERSION 314
@@ -45,12 +50,15 @@
 static struct {
 	const char *dir;
 	int dirfd;
-	unsigned int delay_ms;
+	unsigned int delay_ms, stat_delay_ms;
+	atomic_ullong stat_now, stat_max;
 	atomic_ullong reads, writes, read_bytes, write_bytes, fsyncs, writing;
 } sl;
 
 static const struct fuse_opt slowfs_opts[] = {
-	{ "delay_ms=%u", offsetof(__typeof__(sl), delay_ms), 0 }, FUSE_OPT_END
+	{ "delay_ms=%u", offsetof(__typeof__(sl), delay_ms), 0 },
+	{ "stat_delay_ms=%u", offsetof(__typeof__(sl), stat_delay_ms), 0 },
+	FUSE_OPT_END
 };
 
 static void slow_down(void)
@@ -71,8 +79,9 @@ static int stats_line(char *buf)
 {
 	int n = snprintf(buf, STATS_SIZE + 1,
 			 "reads=%llu writes=%llu read_bytes=%llu "
-			 "write_bytes=%llu fsyncs=%llu writing=%llu",
-			 sl.reads, sl.writes, sl.read_bytes, sl.write_bytes, sl.fsyncs, sl.writing);
+			 "write_bytes=%llu fsyncs=%llu writing=%llu stat_max=%llu",
+			 sl.reads, sl.writes, sl.read_bytes, sl.write_bytes, sl.fsyncs, sl.writing,
+			 sl.stat_max);
 
 	if (n < 0 || n >= STATS_SIZE)
 		return -EOVERFLOW;
@@ -90,6 +99,17 @@ static int sl_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		st->st_nlink = 1;
 		st->st_size = STATS_SIZE;
 		return 0;
+	}
+	if (sl.stat_delay_ms && strcmp(path, "/")) {
+		unsigned long long now = ++sl.stat_now, max = sl.stat_max;
+		struct timespec ts = { sl.stat_delay_ms / 1000,
+				       (long)(sl.stat_delay_ms % 1000) * 1000000L };
+
+		while (now > max && !atomic_compare_exchange_weak(&sl.stat_max, &max, now))
+			;
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		--sl.stat_now;
 	}
 	return fstatat(sl.dirfd, rel(path), st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
@@ -192,6 +212,9 @@ static int sl_statfs(const char *path, struct statvfs *sv)
 static void *sl_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
 	conn->max_write = 1 << 20;
+	/* the kernel then sends lookups of one directory in parallel (stat_max) */
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	cfg->direct_io = 1;
 	cfg->use_ino = 1;
 	return NULL;

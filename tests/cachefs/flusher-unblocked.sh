@@ -11,22 +11,12 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cfs_init
 cfs_pool flushblk
-[ -x "${SLOWFS:-}" ] || fail "SLOWFS is not set (run through meson test)"
 command -v python3 >/dev/null || skip "python3 is needed to hold a file open"
 
-SLOW_PID=""
-slow_cleanup() {
-	accel_umount "$ACCEL_TMP/slow"
-	[ -n "$SLOW_PID" ] && { kill "$SLOW_PID" 2>/dev/null; wait "$SLOW_PID" 2>/dev/null; }
-}
-cfs_below slow_cleanup
-
-mkdir slow m
+mkdir m
 printf 'aaaaaaaaaa' >src/A
 printf 'b' >src/B
-"$SLOWFS" "$PWD/src" "$PWD/slow" -f -o delay_ms=5000 2>slowfs.log &
-SLOW_PID=$!
-accel_wait_mounted "$PWD/slow" "$SLOW_PID" || fail "slowfs did not mount: $(cat slowfs.log)"
+cfs_slowfs delay_ms=5000
 writing() { sed -n 's/.*writing=\([0-9]*\).*/\1/p' "$PWD/slow/.slowfs-stats"; }
 
 accel_mount "$PWD/slow" "$PWD/m" -o "pool=$POOL,writeback=off,flush_interval=0.5"

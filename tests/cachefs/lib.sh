@@ -116,6 +116,22 @@ cfs_below() {
 	CFS_BELOW=$1
 }
 
+# cfs_slowfs OPTIONS: slowfs (scripts/bench/slowfs.c) serving src on ./slow
+# with -o OPTIONS, taken down by the cleanup before the test directory goes
+CFS_SLOW_PID=""
+cfs_slow_down() {
+	accel_umount "$ACCEL_TMP/slow"
+	[ -n "$CFS_SLOW_PID" ] && { kill "$CFS_SLOW_PID" 2>/dev/null; wait "$CFS_SLOW_PID" 2>/dev/null; }
+}
+cfs_slowfs() {
+	[ -x "${SLOWFS:-}" ] || fail "SLOWFS is not set (run through meson test)"
+	cfs_below cfs_slow_down
+	mkdir -p slow
+	"$SLOWFS" "$PWD/src" "$PWD/slow" -f -o "$1" 2>slowfs.log &
+	CFS_SLOW_PID=$!
+	accel_wait_mounted "$PWD/slow" "$CFS_SLOW_PID" || fail "slowfs did not mount: $(cat slowfs.log)"
+}
+
 CFS_LOOP=""
 cfs_loop_down() {
 	mountpoint -q "$ACCEL_TMP/src" && umount "$ACCEL_TMP/src"
