@@ -182,6 +182,8 @@ struct open_file {
 	bool wrote;	/* atomic: a write reached SOURCE or the pool */
 	bool unsettled; /* atomic: it wrote since the state was last taken as ours
 			 * (handle_settle, ops_file.c: at its close and release) */
+	bool settled;	/* inode->lock: settled_st holds that state */
+	struct stat settled_st; /* inode->lock: what SOURCE held when it settled */
 	uint64_t
 	    known_size; /* atomic: size last seen (open or fstat); reads below skip EOF checks */
 	struct pool_file_id id; /* identity (immutable) and validator: written by the

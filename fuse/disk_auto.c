@@ -6,7 +6,9 @@
  * The tier pays where a read from SOURCE is a network round trip, which is
  * what shared mode says (fuse/shared.c): on a shared SOURCE auto keeps
  * entries in /var/cache/accelfs (root) or $XDG_CACHE_HOME/accelfs, else
- * ~/.cache/accelfs (any other user), made mode 0700 if missing. On a local
+ * ~/.cache/accelfs (any other user), made mode 0700 if missing (and so is
+ * a user's cache directory; /var/cache never: a system without it gets no
+ * tier). On a local
  * SOURCE a re-read costs what a tier hit costs, so auto is off there.
  *
  * Its size is disk_cache_size when given; otherwise the default (1 GiB), but
@@ -40,9 +42,10 @@ static int auto_dir(char *dir, size_t len, char *why, size_t wlen)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	char parent[4096];
+	bool root = geteuid() == 0;
 	int ret;
 
-	if (geteuid() == 0)
+	if (root)
 		snprintf(parent, sizeof(parent), "%s", DISK_AUTO_ROOT_PARENT);
 	else if (xdg && xdg[0] == '/')
 		snprintf(parent, sizeof(parent), "%s", xdg);
@@ -56,7 +59,9 @@ static int auto_dir(char *dir, size_t len, char *why, size_t wlen)
 		snprintf(why, wlen, "%s: path too long", parent);
 		return -ENAMETOOLONG;
 	}
-	if ((ret = make_dir(parent)) != 0 || (ret = make_dir(dir)) != 0)
+	/* A user's cache directory is made as XDG says (0700); the system's
+	 * /var/cache belongs to the distribution: never made here. */
+	if ((!root && (ret = make_dir(parent)) != 0) || (ret = make_dir(dir)) != 0)
 		snprintf(why, wlen, "%s: %s", ret == -ENOENT ? parent : dir, strerror(-ret));
 	return ret;
 }

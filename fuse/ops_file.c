@@ -135,7 +135,9 @@ static int open_backing(struct accelfs *fs, int nfd, int kernel_flags, bool nowa
  * pages for good (a reader changes nothing: it never settles). Not for a
  * passthrough handle (it left nothing in the kernel cache: passthrough.c) nor
  * in shared mode, where pages read before another host's write may be among
- * them, so the next open compares with the state at this open.
+ * them, so the next open compares with the state at this open. The pool's
+ * buffers take the state at the release, when no other thread uses the
+ * handle's stream (cache_io_settle).
  */
 static void handle_settle(struct open_file *of)
 {
@@ -144,18 +146,20 @@ static void handle_settle(struct open_file *of)
 
 	if (!__atomic_exchange_n(&of->unsettled, false, __ATOMIC_ACQ_REL) || fstat(of->fd, &st))
 		return;
-	if (!of->direct_io && !of->passthrough && !of->fs->shared) {
-		pthread_mutex_lock(&n->lock);
+	pthread_mutex_lock(&n->lock);
+	if (!of->direct_io && !of->passthrough && !of->fs->shared)
 		stamp_set(n, &st);
-		pthread_mutex_unlock(&n->lock);
-	}
-	cache_io_settle(of, &st);
+	of->settled = true; /* the pool's turn comes at the release (handle_free) */
+	of->settled_st = st;
+	pthread_mutex_unlock(&n->lock);
 }
 
 static int handle_free(struct open_file *of)
 {
 	struct inode *n = of->inode;
 	struct pt_leftover left;
+	struct stat st;
+	bool settled;
 
 	/* deferred bytes first: their write-back would move the mtime set next */
 	if (__atomic_load_n(&of->deferred, __ATOMIC_RELAXED))
@@ -163,6 +167,8 @@ static int handle_free(struct open_file *of)
 	times_apply(of); /* release, or the kernel never released it (unmount) */
 	handle_settle(of);
 	pthread_mutex_lock(&n->lock);
+	settled = of->settled;
+	st = of->settled_st;
 	/* nothing is written back after the last close */
 	if (__atomic_sub_fetch(&n->opens, 1, __ATOMIC_RELAXED) == 0)
 		__atomic_store_n(&n->times_pending, false, __ATOMIC_RELAXED);
@@ -171,6 +177,8 @@ static int handle_free(struct open_file *of)
 	passthrough_release_locked(of, &left);
 	pthread_mutex_unlock(&n->lock);
 	open_files_remove(of);
+	if (settled)
+		cache_io_settle(of, &st);
 	cache_io_close(of);
 	wb_last_handle(n);
 	lock_release_handle(of); /* before its descriptor: flock locks go with that */

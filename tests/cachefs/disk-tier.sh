@@ -25,7 +25,9 @@
 #   auto     disk_cache=auto: off on a local SOURCE; on a shared one
 #            (shared=on) in /var/cache/accelfs, made 0700, sized a tenth of
 #            its file system unless disk_cache_size is given; an unsafe
-#            directory there costs the tier, never the mount. Runs in a
+#            directory there costs the tier, never the mount, and so do a
+#            /var/cache too small for the tier's least size and none at all
+#            (never made: it is the system's). Runs in a
 #            mount namespace of its own with a tmpfs on /var/cache, so the
 #            host's /var/cache is never touched
 set -u
@@ -283,15 +285,30 @@ auto)
 	[ "$n" = 0 ] || fail "F after the remount: $n SOURCE reads, want 0 (all from $ADIR)"
 	[ "$(dstat limit)" = $((2 << 20)) ] || fail "disk_cache_size=2M gave a bound of $(dstat limit)"
 	down
+	# auto_off WHAT WHY: mounted with shared=on, F read right, no tier, and
+	# the one warning line ends with WHY
+	auto_off() {
+		up shared=on
+		cmp m/F src/F || fail "read of F differs ($1)"
+		"$ACCEL" stat --pool "$POOL" --json | grep -q '"disk": null' ||
+			fail "disk_cache=auto kept a tier: $1"
+		grep -qF "disk_cache=auto: running without the disk tier: $2" "$ACCEL_LOG" ||
+			fail "no one-line warning ($1): $(cat "$ACCEL_LOG")"
+		down
+	}
 	chmod 0755 "$ADIR"
-	up shared=on
-	cmp m/F src/F || fail "read of F differs (unsafe $ADIR)"
-	"$ACCEL" stat --pool "$POOL" --json | grep -q '"disk": null' ||
-		fail "disk_cache=auto used $ADIR with mode 0755"
-	grep -q "disk_cache=auto: running without the disk tier: disk_cache=$ADIR: mode 0755" \
-		"$ACCEL_LOG" || fail "no one-line warning for the unsafe $ADIR: $(cat "$ACCEL_LOG")"
-	down
-	echo "PASS: disk_cache=auto is off on a local SOURCE, on in $ADIR on a shared one, sized to fit"
+	auto_off "$ADIR of mode 0755" "disk_cache=$ADIR: mode 0755"
+	# a /var/cache of 8M: a tenth is under the tier's least size
+	umount /var/cache
+	mount -t tmpfs -o size=8M,mode=0755 accel-var-small /var/cache ||
+		fail "cannot mount a small tmpfs on /var/cache"
+	auto_off "a /var/cache of 8M" "$ADIR: a tenth of its file system is under 1M"
+	# no /var/cache at all: it is the system's, never made by the daemon
+	umount /var/cache
+	mount -t tmpfs -o size=1M,mode=0755 accel-var /var || fail "cannot mount a tmpfs on /var"
+	auto_off "no /var/cache" "/var/cache: No such file or directory"
+	[ ! -e /var/cache ] || fail "disk_cache=auto made /var/cache (mode $(stat -c %a /var/cache))"
+	echo "PASS: disk_cache=auto is off on a local SOURCE, on in $ADIR on a shared one, sized to fit, off with a warning where /var/cache is too small or missing"
 	;;
 *)
 	fail "unknown case $case"
