@@ -40,10 +40,17 @@ mkdir m
 
 # flushes OUT CMD...: runs CMD on the mount m, writes its FUSE request counts
 # to OUT and prints its FLUSH count.
+# A command still running after 60 s (meson stops the test at 90) is a hang:
+# where the daemon is goes to stderr first.
 flushes() {
-	local out=$1
+	local out=$1 rc=0
 	shift
-	"$REQCOUNT" "$PWD/m" "$@" >"$out" || fail "fuse-reqcount $*: $(cat "$out")"
+	timeout 60 "$REQCOUNT" "$PWD/m" "$@" >"$out" || rc=$?
+	if [ $rc = 124 ]; then
+		accel_dump_daemons
+		fail "fuse-reqcount $* still ran after 60 s: $(cat "$out")"
+	fi
+	[ $rc = 0 ] || fail "fuse-reqcount $*: $(cat "$out")"
 	awk '$2 == "FLUSH" { n = $1 } END { print n + 0 }' "$out"
 }
 

@@ -114,6 +114,25 @@ accel_daemon_pids() {
 	done
 }
 
+# accel_dump_daemons: where each daemon of the test is, on stderr: every
+# thread's state, wait channel and kernel stack, its user stacks if gdb is
+# there, and the tail of the last mount's log. For a test whose command
+# hung under a bound of its own (the daemon still alive to be looked at).
+accel_dump_daemons() {
+	local p t
+	for p in $ACCEL_PIDS; do
+		[ -d "/proc/$p" ] || continue
+		echo "--- daemon $p: $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-300)"
+		for t in /proc/"$p"/task/*; do
+			echo "thread ${t##*/} $(cat "$t/comm") $(cut -d' ' -f3 "$t/stat") wchan $(cat "$t/wchan" 2>/dev/null)"
+			sed 's/^/    /' "$t/stack" 2>/dev/null
+		done
+		command -v gdb >/dev/null &&
+			timeout 30 gdb -p "$p" -batch -ex "thread apply all bt" 2>/dev/null | grep -E '^(Thread|#)'
+	done >&2
+	[ -z "${ACCEL_LOG:-}" ] || [ ! -f "$ACCEL_LOG" ] || { echo "--- log" && tail -30 "$ACCEL_LOG"; } >&2
+}
+
 # accel_umount MNT: fusermount3 -u, then umount, then a lazy umount.
 accel_umount() {
 	accel_is_mounted "$1" || return 0
