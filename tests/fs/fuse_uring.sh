@@ -42,35 +42,43 @@ refused() {
 	echo "ok: $1: $out"
 }
 
-# transport [OPT]: mount with io_uring=OPT (none: the default), print the
-# transport its log names
+# transport [OPT]: mount with io_uring=OPT (none: the default), leave the
+# transport its log names in TRANSPORT. Not run in "$(...)": the mount's
+# log and pid would be registered in a subshell, and the log left behind.
 transport() {
 	accel_mount "$base/src" "$base/mnt" ${1:+-o io_uring=$1}
 	echo x >"$base/mnt/probe" && [ "$(cat "$base/mnt/probe")" = x ] || fail "io_uring=$1: I/O failed"
 	accel_umount "$base/mnt" || fail "unmount failed"
 	accel_wait_exit "$ACCEL_PID" 10 || fail "daemon still running after unmount"
-	sed -n 's/.*requests through \(.*\), backend.*/\1/p' "$ACCEL_LOG"
+	TRANSPORT=$(sed -n 's/.*requests through \(.*\), backend.*/\1/p' "$ACCEL_LOG")
 }
 
 if "$ACCELFS" --version | grep -q -- '-io_uring'; then
 	refused "libfuse without io_uring"
-	[ "$(transport auto)" = /dev/fuse ] || fail "io_uring=auto does not serve over /dev/fuse"
+	transport auto
+	[ "$TRANSPORT" = /dev/fuse ] || fail "io_uring=auto does not serve over /dev/fuse"
 	echo "PASS: io_uring=on refused, auto on /dev/fuse ($("$ACCELFS" --version))"
 	exit 0
 fi
 [ "$old" != none ] || skip "this kernel's fuse module has no enable_uring parameter"
 echo N >$param 2>/dev/null || skip "cannot write $param"
 refused "enable_uring=N"
-[ "$(transport auto)" = /dev/fuse ] || fail "io_uring=auto with enable_uring=N is not on /dev/fuse"
-[ "$(transport)" = /dev/fuse ] || fail "the default with enable_uring=N is not on /dev/fuse"
+transport auto
+[ "$TRANSPORT" = /dev/fuse ] || fail "io_uring=auto with enable_uring=N is not on /dev/fuse"
+transport
+[ "$TRANSPORT" = /dev/fuse ] || fail "the default with enable_uring=N is not on /dev/fuse"
 echo Y >$param || fail "cannot set $param"
 # libfuse routes no INTERRUPT to ring requests: auto keeps /dev/fuse while
 # lock waits are the daemon's (locks=forward, the default)
-[ "$(transport auto)" = /dev/fuse ] || fail "io_uring=auto with locks=forward: $(cat "$ACCEL_LOG")"
-[ "$(transport)" = /dev/fuse ] || fail "the default with locks=forward: $(cat "$ACCEL_LOG")"
-[ "$(transport auto,locks=local)" = "FUSE over io_uring" ] ||
+transport auto
+[ "$TRANSPORT" = /dev/fuse ] || fail "io_uring=auto with locks=forward: $(cat "$ACCEL_LOG")"
+transport
+[ "$TRANSPORT" = /dev/fuse ] || fail "the default with locks=forward: $(cat "$ACCEL_LOG")"
+transport auto,locks=local
+[ "$TRANSPORT" = "FUSE over io_uring" ] ||
 	fail "io_uring=auto,locks=local with enable_uring=Y: $(cat "$ACCEL_LOG")"
-[ "$(transport off)" = /dev/fuse ] || fail "io_uring=off is not on /dev/fuse"
+transport off
+[ "$TRANSPORT" = /dev/fuse ] || fail "io_uring=off is not on /dev/fuse"
 
 accel_mount "$base/src" "$base/mnt" -o allow_other,default_permissions,io_uring=on
 ls /proc/"$ACCEL_PID"/task/*/comm >/dev/null && grep -qx 'fuse-ring-[0-9]*' /proc/"$ACCEL_PID"/task/*/comm ||
