@@ -120,11 +120,6 @@ static int open_backing(struct accelfs *fs, int nfd, int kernel_flags, bool nowa
 }
 
 /*
- * Free @of; returns the kernel backing id to close now (its inode's last
- * passthrough handle: for passthrough_close) or 0. @st: the backing file's
- * attributes taken after its last write (release), or NULL.
- */
-/*
  * Take the state @of's own writes left in SOURCE as the one the kernel's
  * pages and the pool's buffers hold: the next open keeps them. Only a handle
  * that wrote since it was last settled, and only once its writes are done:
@@ -154,6 +149,11 @@ static void handle_settle(struct open_file *of)
 	pthread_mutex_unlock(&n->lock);
 }
 
+/*
+ * Free @of, its deferred bytes, times and settled state first; returns the
+ * kernel backing id to close now (its inode's last passthrough handle: for
+ * passthrough_close) or 0.
+ */
 static int handle_free(struct open_file *of)
 {
 	struct inode *n = of->inode;
