@@ -139,10 +139,12 @@ static void handle_settle(struct open_file *of)
 	struct inode *n = of->inode;
 	struct stat st;
 
-	if (!__atomic_exchange_n(&of->unsettled, false, __ATOMIC_ACQ_REL) || fstat(of->fd, &st))
+	/* shared mode takes neither: no fstat, a round trip on a network SOURCE */
+	if (!__atomic_exchange_n(&of->unsettled, false, __ATOMIC_ACQ_REL) || of->fs->shared ||
+	    fstat(of->fd, &st))
 		return;
 	pthread_mutex_lock(&n->lock);
-	if (!of->direct_io && !of->passthrough && !of->fs->shared)
+	if (!of->direct_io && !of->passthrough)
 		stamp_set(n, &st);
 	of->settled = true; /* the pool's turn comes at the release (handle_free) */
 	of->settled_st = st;
