@@ -548,8 +548,10 @@ void cache_io_describe(struct accelfs *fs, char *buf, size_t len);
 int cache_io_open(struct open_file *of, const struct stat *st, const struct tuning_values *t);
 /* Count an open the rule sent to passthrough: @ok, or served by the daemon (a fallback). */
 void cache_io_count_passthrough(struct accelfs *fs, bool ok);
-/* @st: the file's attributes after its last write if the caller has them, else NULL */
+/* The handle goes: its deferred bytes first, then its stream and descriptors. */
 void cache_io_close(struct open_file *of);
+/* @st: what SOURCE held when the handle's writes were done (handle_settle):
+ * the pool's buffers are valid for it. At the release, before cache_io_close. */
 void cache_io_settle(struct open_file *of, const struct stat *st);
 ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off);
 int cache_io_write_begin(struct open_file *of, uint64_t off, uint64_t len);

@@ -8,8 +8,8 @@
  * entries in /var/cache/accelfs (root) or $XDG_CACHE_HOME/accelfs, else
  * ~/.cache/accelfs (any other user), made mode 0700 if missing (and so is
  * a user's cache directory; /var/cache never: a system without it gets no
- * tier). On a local
- * SOURCE a re-read costs what a tier hit costs, so auto is off there.
+ * tier). On a local SOURCE a re-read costs what a tier hit costs, so auto
+ * is off there.
  *
  * Its size is disk_cache_size when given; otherwise the default (1 GiB), but
  * at most a tenth of the file system that holds the directory, so a small
