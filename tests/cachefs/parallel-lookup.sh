@@ -22,7 +22,7 @@ stat_max() { sed -n 's/.*stat_max=\([0-9]*\).*/\1/p' "$PWD/slow/.slowfs-stats"; 
 stats8() {
 	local i p pids=""
 	for i in 1 2 3 4 5 6 7 8; do stat -c %s "$1$i" >/dev/null & pids="$pids $!"; done
-	for p in $pids; do wait "$p" || fail "stat of $1$i failed"; done
+	for p in $pids; do wait "$p" || fail "a stat of one of $1[1-8] failed"; done
 }
 
 accel_mount "$PWD/slow" "$PWD/m" -o "pool=$POOL"
