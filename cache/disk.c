@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,16 +46,23 @@ void disk_key_of(const struct disk_tier *d, const struct pool_file_id *id, struc
 	};
 }
 
-/* "XX/IIII...SSSS....B": the entry's path below the tier's directory. */
-static void entry_name(const struct disk_tier *d, const struct disk_key *k, uint64_t bucket,
-		       char *out, size_t len)
+/* "XX/IIII...SSSS...": the entry's path below the tier's directory. */
+static void entry_name(const struct disk_tier *d, const struct disk_key *k, char *out, size_t len)
 {
 	uint64_t who = mix(k->ns, k->ino);
 	uint64_t state =
 	    mix(mix(mix(k->size, (uint64_t)k->mtime_ns), (uint64_t)k->ctime_ns), d->bsize);
 
-	snprintf(out, len, "%02x/%016llx%016llx.%llx", (unsigned)(who >> 56),
-		 (unsigned long long)who, (unsigned long long)state, (unsigned long long)bucket);
+	snprintf(out, len, "%02x/%016llx%016llx", (unsigned)(who >> 56), (unsigned long long)who,
+		 (unsigned long long)state);
+}
+
+/* The offset of bucket @bucket's slot, or -1 past what a file can hold. */
+static off_t slot_off(const struct disk_tier *d, uint64_t bucket)
+{
+	uint64_t slot = disk_slot(d->bsize);
+
+	return bucket < (uint64_t)INT64_MAX / slot - 1 ? (off_t)(bucket * slot) : -1;
 }
 
 static int fail(const struct disk_config *cfg, int err, const char *fmt, const char *what)
@@ -100,6 +108,7 @@ static int dir_check(const struct disk_config *cfg, int fd)
 int disk_tier_open(const struct disk_config *cfg, struct disk_tier **out)
 {
 	struct disk_tier *d;
+	struct stat st;
 	int top, fd, ret;
 
 	if (!cfg->dir || cfg->dir[0] != '/' || cfg->size < DISK_MIN_SIZE || !cfg->bucket_size)
@@ -113,15 +122,25 @@ int disk_tier_open(const struct disk_config *cfg, struct disk_tier **out)
 	fd = ret ? -1 : dir_open(top, DISK_SUBDIR);
 	if (!ret && fd < 0)
 		ret = fail(cfg, errno, DISK_SUBDIR ": %s", strerror(errno));
-	close(top);
 	if (!ret && (ret = dir_check(cfg, fd)) == 0 && !(d = calloc(1, sizeof(*d))))
 		ret = -ENOMEM;
 	if (ret) {
 		if (fd >= 0)
 			close(fd);
+		close(top);
 		return ret;
 	}
 	d->dirfd = fd;
+	/* the layout before this one, left by an older daemon: emptied in the
+	 * background (disk_evict.c), if ours (DIR, 0700, keeps others out) */
+	d->oldfd = openat(top, DISK_OLD_SUBDIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d->oldfd >= 0 && (fstat(d->oldfd, &st) || st.st_uid != geteuid())) {
+		close(d->oldfd);
+		d->oldfd = -1;
+	}
+	d->topfd = d->oldfd >= 0 ? top : -1;
+	if (d->oldfd < 0)
+		close(top);
 	d->ns = cache_fnv1a(cfg->ns ? cfg->ns : "", cfg->ns ? strlen(cfg->ns) : 0);
 	d->bsize = cfg->bucket_size;
 	d->limit = cfg->size;
@@ -141,6 +160,10 @@ void disk_tier_close(struct disk_tier *d)
 		return;
 	disk_evict_stop(d);
 	close(d->dirfd);
+	if (d->oldfd >= 0)
+		close(d->oldfd);
+	if (d->topfd >= 0)
+		close(d->topfd);
 	free(d);
 }
 
@@ -166,17 +189,21 @@ static void touch(int fd)
 	futimens(fd, ts);
 }
 
-static bool entry_ok(const struct disk_tier *d, const struct disk_entry *e,
-		     const struct disk_key *k, uint64_t bucket, ssize_t got, const void *data)
+/* Is @e the header of bucket @bucket of @k, as written by this layout? */
+static bool header_ok(const struct disk_tier *d, const struct disk_entry *e,
+		      const struct disk_key *k, uint64_t bucket)
+{
+	return !memcmp(e->magic, DISK_MAGIC, 8) && e->version == DISK_VERSION &&
+	       e->bucket_size == d->bsize && e->len && e->len <= d->bsize && e->bucket == bucket &&
+	       !memcmp(&e->key, k, sizeof(*k));
+}
+
+static uint32_t entry_crc(const struct disk_entry *e, const void *data)
 {
 	struct disk_entry h = *e;
 
-	if (got < (ssize_t)sizeof(h) || memcmp(h.magic, DISK_MAGIC, 8) ||
-	    h.version != DISK_VERSION || h.bucket_size != d->bsize || !h.len || h.len > d->bsize ||
-	    (size_t)got != sizeof(h) + h.len || h.bucket != bucket || memcmp(&h.key, k, sizeof(*k)))
-		return false;
 	h.crc = 0;
-	return disk_crc32c(disk_crc32c(0, &h, sizeof(h)), data, h.len) == e->crc;
+	return disk_crc32c(disk_crc32c(0, &h, sizeof(h)), data, h.len);
 }
 
 static int entry_open(struct disk_tier *d, const char *name)
@@ -188,25 +215,65 @@ static int entry_open(struct disk_tier *d, const char *name)
 	return fd;
 }
 
+/*
+ * Make slots @first..@last of entry @name holes. Where the file system
+ * cannot punch, their headers are zeroed: a slot without its header is not
+ * served either.
+ */
+static void slots_punch(struct disk_tier *d, const char *name, uint64_t first, uint64_t last)
+{
+	static const struct disk_entry zero;
+	const off_t slot = (off_t)disk_slot(d->bsize);
+	off_t off = slot_off(d, first), end = slot_off(d, last);
+	struct stat st;
+	int fd;
+
+	if (off < 0 || last < first)
+		return;
+	fd = openat(d->dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st) && off < st.st_size) {
+		if (end < 0 || end >= st.st_size) /* to the last slot kept */
+			end = (st.st_size - 1) / slot * slot;
+		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
+			      end - off + slot))
+			for (off_t o = off; o <= end; o += slot)
+				if (pwrite(fd, &zero, sizeof(zero), o) != (ssize_t)sizeof(zero))
+					break;
+	}
+	close(fd);
+}
+
 ssize_t disk_tier_get(struct disk_tier *d, const struct disk_key *k, uint64_t bucket, void *buf)
 {
-	char name[DISK_NAME_MAX];
+	char name[DISK_NAME_MAX], pad[DISK_HDR - sizeof(struct disk_entry)];
 	struct disk_entry e;
-	struct iovec iov[2] = { { &e, sizeof(e) }, { buf, d->bsize } };
+	struct iovec iov[3] = { { &e, sizeof(e) }, { pad, sizeof(pad) }, { buf, d->bsize } };
+	off_t off = slot_off(d, bucket);
 	ssize_t got;
 	int fd;
 
-	entry_name(d, k, bucket, name, sizeof(name));
-	fd = entry_open(d, name);
+	entry_name(d, k, name, sizeof(name));
+	fd = off < 0 ? -1 : entry_open(d, name);
 	if (fd < 0) {
 		ADD(d->misses, 1);
 		return -ENOENT;
 	}
-	got = preadv(fd, iov, 2, 0);
-	if (!entry_ok(d, &e, k, bucket, got, buf)) {
+	got = preadv(fd, iov, 3, off);
+	/* a hole (never kept, punched, or a header lost to a power cut) is a
+	 * miss; a header present but not right, or data short or not matching
+	 * its CRC, is damage */
+	if (got < (ssize_t)sizeof(e) || !memcmp(e.magic, (char[8]){ 0 }, 8)) {
 		close(fd);
-		if (unlinkat(d->dirfd, name, 0) == 0)
-			ADD(d->corrupt, 1);
+		ADD(d->misses, 1);
+		return -ENOENT;
+	}
+	if (!header_ok(d, &e, k, bucket) || got < (ssize_t)(DISK_HDR + e.len) ||
+	    entry_crc(&e, buf) != e.crc) {
+		close(fd);
+		slots_punch(d, name, bucket, bucket);
+		ADD(d->corrupt, 1);
 		ADD(d->misses, 1);
 		return -ENOENT;
 	}
@@ -216,100 +283,133 @@ ssize_t disk_tier_get(struct disk_tier *d, const struct disk_key *k, uint64_t bu
 	return (ssize_t)e.len;
 }
 
+/* Is slot @bucket of the open entry @fd bucket @bucket of @k? (its header) */
+static bool slot_kept(struct disk_tier *d, int fd, const struct disk_key *k, uint64_t bucket)
+{
+	struct disk_entry e;
+	off_t off = slot_off(d, bucket);
+
+	return off >= 0 && pread(fd, &e, sizeof(e), off) == (ssize_t)sizeof(e) &&
+	       header_ok(d, &e, k, bucket);
+}
+
 bool disk_tier_has(struct disk_tier *d, const struct disk_key *k, uint64_t bucket)
 {
 	char name[DISK_NAME_MAX];
+	bool kept;
+	int fd;
 
-	entry_name(d, k, bucket, name, sizeof(name));
-	return faccessat(d->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	entry_name(d, k, name, sizeof(name));
+	fd = entry_open(d, name);
+	if (fd < 0)
+		return false;
+	kept = slot_kept(d, fd, k, bucket);
+	close(fd);
+	return kept;
 }
 
 bool disk_tier_prefetch(struct disk_tier *d, const struct disk_key *k, uint64_t bucket)
 {
 	char name[DISK_NAME_MAX];
+	off_t off = slot_off(d, bucket);
+	bool kept;
 	int fd;
 
-	entry_name(d, k, bucket, name, sizeof(name));
-	fd = entry_open(d, name);
+	entry_name(d, k, name, sizeof(name));
+	fd = off < 0 ? -1 : entry_open(d, name);
 	if (fd < 0)
 		return false;
-	posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+	/* the extent map, not the data: nothing waits for the disk */
+	kept = lseek(fd, off, SEEK_DATA) == off;
+	if (kept)
+		posix_fadvise(fd, off, (off_t)disk_slot(d->bsize), POSIX_FADV_WILLNEED);
 	close(fd);
-	return true;
+	return kept;
 }
 
-void disk_tier_drop(struct disk_tier *d, const struct disk_key *k, uint64_t bucket)
+void disk_tier_drop(struct disk_tier *d, const struct disk_key *k, uint64_t first, uint64_t last)
 {
 	char name[DISK_NAME_MAX];
 
-	entry_name(d, k, bucket, name, sizeof(name));
-	unlinkat(d->dirfd, name, 0);
+	entry_name(d, k, name, sizeof(name));
+	slots_punch(d, name, first, last);
 }
 
-/* Write the entry under a temporary name next to @name; its descriptor closed. */
-static int entry_write(struct disk_tier *d, const char *name, char *tmp, size_t tmplen,
-		       const struct disk_entry *e, const void *data)
+/* Open (create) entry @name for writing a slot. */
+static int entry_create(struct disk_tier *d, const char *name)
 {
-	struct iovec iov[2] = { { (void *)e, sizeof(*e) }, { (void *)data, e->len } };
-	uint32_t seq = ADD(d->tmpseq, 1);
-	ssize_t n;
-	int fd;
+	int fd = openat(d->dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 
-	snprintf(tmp, tmplen, "%s.t%x.%x", name, (unsigned)getpid(), seq);
-	fd = openat(d->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 && errno == ENOENT) { /* its XX directory is not there yet */
 		char sub[3] = { name[0], name[1], 0 };
 
 		if (mkdirat(d->dirfd, sub, 0700) && errno != EEXIST)
-			return -errno;
-		fd = openat(d->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			    0600);
+			return -1;
+		fd = openat(d->dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	}
-	if (fd < 0)
-		return -errno;
-	n = pwritev(fd, iov, 2, 0);
-	if (n != (ssize_t)(sizeof(*e) + e->len)) {
-		int err = n < 0 ? errno : ENOSPC;
+	return fd;
+}
 
-		close(fd);
-		unlinkat(d->dirfd, tmp, 0);
-		return -err;
-	}
-	return close(fd) ? -errno : 0;
+/*
+ * The data first, then the header: a reader on this host that sees the
+ * header finds the data it covers (a second writer of the slot writes the
+ * same bytes: same file, same state). After a power cut either may be
+ * missing or torn: the CRC tells.
+ */
+static int slot_write(int fd, const struct disk_entry *e, const void *data, off_t off)
+{
+	ssize_t n = pwrite(fd, data, e->len, off + DISK_HDR);
+
+	if (n == (ssize_t)e->len)
+		n = pwrite(fd, e, sizeof(*e), off) == (ssize_t)sizeof(*e) ? n : -1;
+	if (n == (ssize_t)e->len)
+		return 0;
+	return n < 0 ? -errno : -ENOSPC;
 }
 
 void disk_tier_put(struct disk_tier *d, const struct disk_key *k, uint64_t bucket, const void *data,
 		   size_t len)
 {
-	char name[DISK_NAME_MAX], tmp[DISK_NAME_MAX + 24];
+	char name[DISK_NAME_MAX];
 	struct disk_entry e = { .version = DISK_VERSION,
 				.len = (uint32_t)len,
 				.bucket = bucket,
 				.key = *k,
 				.bucket_size = d->bsize };
-	int ret;
+	off_t off = slot_off(d, bucket);
+	int fd, ret;
 
-	if (!len || len > d->bsize)
+	if (!len || len > d->bsize || off < 0)
 		return;
-	entry_name(d, k, bucket, name, sizeof(name));
+	entry_name(d, k, name, sizeof(name));
+	fd = entry_create(d, name);
+	if (fd < 0) {
+		ret = -errno;
+		goto failed;
+	}
 	/* kept already (a miss's run and the read-ahead bring the same buckets):
 	 * same file, same state, so the same bytes */
-	if (faccessat(d->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-		return;
-	memcpy(e.magic, DISK_MAGIC, 8);
-	e.crc = disk_crc32c(disk_crc32c(0, &e, sizeof(e)), data, len);
-	if ((ret = entry_write(d, name, tmp, sizeof(tmp), &e, data)) != 0 ||
-	    (ret = renameat(d->dirfd, tmp, d->dirfd, name) ? -errno : 0) != 0) {
-		unlinkat(d->dirfd, tmp, 0);
-		ADD(d->put_errors, 1);
-		/* DIR's file system is fuller than disk_cache_size allows for */
-		if ((ret == -ENOSPC || ret == -EDQUOT) &&
-		    !__atomic_exchange_n(&d->full, true, __ATOMIC_RELAXED))
-			disk_evict_kick(d);
+	if (slot_kept(d, fd, k, bucket)) {
+		close(fd);
 		return;
 	}
+	memcpy(e.magic, DISK_MAGIC, 8);
+	e.crc = entry_crc(&e, data);
+	ret = slot_write(fd, &e, data, off);
+	close(fd);
+	if (ret) {
+		slots_punch(d, name, bucket, bucket); /* what did fit of it */
+		goto failed;
+	}
 	ADD(d->puts, 1);
-	if (ADD(d->used, disk_entry_bytes(len)) > d->limit)
+	if (ADD(d->used, disk_slot_bytes(len)) > d->limit)
+		disk_evict_kick(d);
+	return;
+failed:
+	ADD(d->put_errors, 1);
+	/* DIR's file system is fuller than disk_cache_size allows for */
+	if ((ret == -ENOSPC || ret == -EDQUOT) &&
+	    !__atomic_exchange_n(&d->full, true, __ATOMIC_RELAXED))
 		disk_evict_kick(d);
 }
 

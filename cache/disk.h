@@ -6,16 +6,17 @@
  * (FS-Cache, rclone's VFS cache, JuiceFS's cache-dir do the same).
  *
  * Guarantees (docs/cache.md, "The disk tier"):
- * - An entry is named by the file's identity (a namespace naming SOURCE,
- *   the inode number) and its state (size, mtime, ctime) when the bucket
- *   was read, and holds them again in its
- *   header: a file changed anywhere (another host included) has another
- *   state at its next open, so its old entries are never looked up again.
+ * - An entry, one sparse file holding the buckets kept of one file in one
+ *   state, is named by the file's identity (a namespace naming SOURCE,
+ *   the inode number) and its state (size, mtime, ctime) when the buckets
+ *   were read, and every bucket's header holds them again: a file changed
+ *   anywhere (another host included) has another state at its next open,
+ *   so its old entries are never looked up again.
  *   The caller keeps the state true between its own writes (stream.c).
- * - An entry is whole or not served: a CRC-32C over header and data is
+ * - A bucket is whole or not served: a CRC-32C over its header and data is
  *   checked at every hit; a torn or damaged one (power cut while it was
- *   written, a bad disk block) is removed and counted, and the caller reads
- *   SOURCE instead. Entries are written to a temporary name and renamed.
+ *   written, a bad disk block) is punched out and counted, and the caller
+ *   reads SOURCE instead. Its data is written before its header.
  * - The directory holds at most about the configured size: a thread of
  *   the tier scans it when its estimate passes the bound (and every 30 s)
  *   and removes entries never read since they were written, oldest first,
@@ -41,7 +42,7 @@ struct disk_tier;
 
 #define DISK_DEFAULT_SIZE (1ULL << 30) /* disk_cache_size= when not given */
 #define DISK_MIN_SIZE (1ULL << 20)
-#define DISK_SUBDIR "accelfs-disk-v1" /* below DIR: the layout version */
+#define DISK_SUBDIR "accelfs-disk-v2" /* below DIR: the layout version */
 
 struct disk_config {
 	const char *dir;      /* an absolute path; created (0700) if missing */
@@ -91,18 +92,17 @@ void disk_key_of(const struct disk_tier *d, const struct pool_file_id *id, struc
  */
 ssize_t disk_tier_get(struct disk_tier *d, const struct disk_key *k, uint64_t bucket, void *buf);
 
-/* Remove the entry of bucket @bucket of @k, if there is one. */
-void disk_tier_drop(struct disk_tier *d, const struct disk_key *k, uint64_t bucket);
+/* Remove what is kept of buckets @first..@last of @k (one hole punched). */
+void disk_tier_drop(struct disk_tier *d, const struct disk_key *k, uint64_t first, uint64_t last);
 
-/* Is there an entry for bucket @bucket of @k? (one local faccessat) */
+/* Is bucket @bucket of @k kept? (its header read; the data not checked) */
 bool disk_tier_has(struct disk_tier *d, const struct disk_key *k, uint64_t bucket);
 
 /*
- * disk_tier_prefetch - disk_tier_has(), and if so have the kernel start
- * reading the entry into the page cache now (POSIX_FADV_WILLNEED), without
- * waiting: a sequential reader's next hits then find it in memory. Each
- * entry is a file of its own, which the kernel's read-ahead cannot see
- * past. Counts nothing.
+ * disk_tier_prefetch - if SOURCE's bucket @bucket of @k seems kept (its
+ * slot is not a hole: no read waited for), have the kernel start reading
+ * it into the page cache now (POSIX_FADV_WILLNEED), without waiting: a
+ * reader's next hits then find it in memory. Counts nothing.
  */
 bool disk_tier_prefetch(struct disk_tier *d, const struct disk_key *k, uint64_t bucket);
 

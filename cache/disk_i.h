@@ -4,12 +4,13 @@
  * disk_evict.c (the size bound). Private to cache/disk*.
  *
  * Layout below DIR (docs/cache.md, "The disk tier"):
- *   DIR/accelfs-disk-v1/XX/IIIIIIIIIIIIIIIISSSSSSSSSSSSSSSS.B
+ *   DIR/accelfs-disk-v2/XX/IIIIIIIIIIIIIIIISSSSSSSSSSSSSSSS
  * XX: the first two hex digits of I; I: 16 hex digits, the hash of the
  * file's identity (namespace, inode); S: 16 hex digits, the hash of
- * its state (size, mtime, ctime) and the bucket size; B: the bucket number
- * in hex. A name with ".t" in it is an entry being written (temporary).
- * Each entry is a struct disk_entry followed by its len data bytes.
+ * its state (size, mtime, ctime) and the bucket size. One sparse file per
+ * file state (an entry): bucket B is the slot at B * disk_slot(bsize), a
+ * DISK_HDR-byte page holding its struct disk_entry, then its len data
+ * bytes; a bucket not kept is a hole.
  */
 #ifndef ACCELFS_CACHE_DISK_I_H
 #define ACCELFS_CACHE_DISK_I_H
@@ -21,16 +22,18 @@
 
 #include "disk.h"
 
-#define DISK_MAGIC "ACCDISK1"
-#define DISK_VERSION 1U
-#define DISK_NAME_MAX 64 /* "XX/" + 32 hex + "." + 16 hex + ".t" + 8 hex + NUL fits */
+#define DISK_MAGIC "ACCDISK2"
+#define DISK_VERSION 2U
+#define DISK_OLD_SUBDIR "accelfs-disk-v1" /* the layout before: removed at start */
+#define DISK_NAME_MAX 40		  /* "XX/" + 32 hex + NUL fits */
+#define DISK_HDR 4096U			  /* a slot's header page: the data starts page-aligned */
 #define DISK_SCAN_EVERY_NS 30000000000ULL /* a scan at least this often while puts happen */
 
-/* The header of an entry, in host byte order (a tier is not moved between hosts). */
+/* The header of a slot, in host byte order (a tier is not moved between hosts). */
 struct disk_entry {
 	char magic[8];	      /* DISK_MAGIC */
 	uint32_t version;     /* DISK_VERSION */
-	uint32_t len;	      /* data bytes after the header, 1..bucket_size */
+	uint32_t len;	      /* data bytes after the header page, 1..bucket_size */
 	uint64_t bucket;      /* its bucket number */
 	struct disk_key key;  /* the file and state it belongs to */
 	uint32_t bucket_size; /* the pool's when written */
@@ -39,13 +42,14 @@ struct disk_entry {
 _Static_assert(sizeof(struct disk_entry) == 72, "the entry header is part of the layout");
 
 struct disk_tier {
-	int dirfd;	/* DIR/accelfs-disk-v1, O_PATH|O_DIRECTORY */
+	int dirfd;	/* DIR/accelfs-disk-v2, O_PATH|O_DIRECTORY */
+	int oldfd;	/* DIR/accelfs-disk-v1 to empty and remove (disk_evict.c), or -1 */
+	int topfd;	/* DIR while oldfd is open, else -1 */
 	uint64_t ns;	/* hash of the namespace */
 	uint32_t bsize; /* bucket size */
 	uint64_t limit; /* bytes */
 	uint64_t used;	/* atomic: bytes at the last scan plus puts since */
 	uint64_t hits, misses, puts, put_errors, corrupt, evicted; /* atomic counters */
-	uint32_t tmpseq; /* atomic: temporary names of this process */
 
 	/* The eviction thread (disk_evict.c); lock protects the fields below. */
 	pthread_mutex_t lock;
@@ -63,7 +67,6 @@ int disk_evict_start(struct disk_tier *d);
 void disk_evict_stop(struct disk_tier *d);
 void disk_evict_kick(struct disk_tier *d); /* a put took the estimate past the bound */
 
-/* Bytes an entry of @len data bytes takes on disk (the scan's measure, roughly). */
 /* disk_crc32c by the tables alone (the unit test holds the instruction to it) */
 uint32_t disk_crc32c_sw(uint32_t crc, const void *data, size_t len);
 
@@ -73,9 +76,16 @@ static inline int64_t disk_ts_ns(const struct timespec *ts)
 	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
 }
 
-static inline uint64_t disk_entry_bytes(uint64_t len)
+/* The distance between two slots of an entry. */
+static inline uint64_t disk_slot(uint32_t bsize)
 {
-	return (sizeof(struct disk_entry) + len + 4095) & ~4095ULL;
+	return DISK_HDR + (((uint64_t)bsize + 4095) & ~4095ULL);
+}
+
+/* Bytes a slot of @len data bytes takes on disk (the scan's measure, roughly). */
+static inline uint64_t disk_slot_bytes(uint64_t len)
+{
+	return DISK_HDR + ((len + 4095) & ~4095ULL);
 }
 
 #endif

@@ -472,7 +472,7 @@ int stream_write_begin(struct stream *st, uint64_t off, size_t len)
 }
 
 /*
- * After a write: the tier's entries of the buckets it changed, under the
+ * After a write: the tier's copies of the buckets it changed, under the
  * state the stream knew, go (no stream can take that state for SOURCE's
  * any more: the write moved wseq, see stream.h; this closes the window of
  * one opened just before the write and given its pool slot just after).
@@ -486,8 +486,7 @@ static void disk_drop_written(struct stream *st)
 	first = st->w_off / st->bsize;
 	last = st->w_len ? (st->w_off + st->w_len - 1) / st->bsize : end;
 	if (st->disk && st->dkey.size && first <= end)
-		for (uint64_t b = first; b <= last && b <= end; b++)
-			disk_tier_drop(st->disk, &st->dkey, b);
+		disk_tier_drop(st->disk, &st->dkey, first, last < end ? last : end);
 	st->disk_on = false; /* until stream_revalidate gives the new state */
 	pthread_mutex_unlock(&st->lock);
 }

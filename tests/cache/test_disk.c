@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_disk.c - cache/disk*.c, the disk tier: CRC-32C against RFC 3720's
- * vectors; an entry read back as written, short at the end of a file; no
- * entry for another state, namespace or bucket; a damaged entry never
- * served and removed; an unsafe directory refused; the size bound kept,
- * entries read again kept longest; and through streams (cache/stream.c):
+ * vectors; a bucket read back as written, short at the end of a file; none
+ * for another state, namespace or bucket; a range dropped; a damaged
+ * bucket never served and punched out; an unsafe directory refused; the
+ * old layout's directory removed; the size bound kept, entries read again
+ * kept longest; and through streams (cache/stream.c):
  * a second pool (a restart) served from the tier with no backend read, and
  * a write by another stream of the host stopping the tier for the old
  * state and removing its entries of the written bucket.
@@ -148,20 +149,27 @@ static void test_roundtrip(void)
 	disk_key_of(d2, &id, &ko);
 	CU_ASSERT_EQUAL(disk_tier_get(d2, &ko, 0, out), -ENOENT);
 	disk_tier_close(d2);
-	/* a drop removes the entry */
-	disk_tier_drop(d, &k, 0);
+	/* a drop removes the buckets it names, and no other */
+	disk_tier_drop(d, &k, 0, 0);
 	CU_ASSERT_FALSE(disk_tier_has(d, &k, 0));
+	CU_ASSERT(disk_tier_has(d, &k, 1));
+	CU_ASSERT_FALSE(disk_tier_prefetch(d, &k, 0)); /* a hole before a bucket kept */
+	CU_ASSERT_EQUAL(disk_tier_get(d, &k, 0, out), -ENOENT);
+	disk_tier_drop(d, &k, 0, UINT64_MAX);
+	CU_ASSERT_FALSE(disk_tier_has(d, &k, 1));
+	disk_tier_stats(d, &s);
+	CU_ASSERT_EQUAL(s.corrupt, 0); /* holes are misses, not damage */
 	disk_tier_close(d);
 }
 
-/* The one entry file below @dir whose name ends in ".@bucket". */
-static int entry_path(const char *dir, unsigned bucket, char *out, size_t len)
+/* The one entry file below @dir. */
+static int entry_path(const char *dir, char *out, size_t len)
 {
 	char cmd[512];
 	FILE *p;
 	int ok;
 
-	snprintf(cmd, sizeof(cmd), "find %s -type f -name '*.%x'", dir, bucket);
+	snprintf(cmd, sizeof(cmd), "find %s -type f", dir);
 	p = popen(cmd, "r");
 	ok = p && fgets(out, (int)len, p);
 	if (p)
@@ -172,9 +180,10 @@ static int entry_path(const char *dir, unsigned bucket, char *out, size_t len)
 
 static void test_damaged(void)
 {
+	const off_t slot = (off_t)disk_slot(BS);
 	char dir[128], path[512];
-	uint8_t in[BS], out[BS];
-	struct pool_file_id id = ct_id(9, 3 * BS);
+	uint8_t in[BS], out[BS], copy[DISK_HDR + BS];
+	struct pool_file_id id = ct_id(9, 5 * BS);
 	struct disk_key k;
 	struct disk_stats s;
 	struct disk_tier *d;
@@ -184,33 +193,60 @@ static void test_damaged(void)
 	d = tier(dir, "/src", 1 << 20, BS);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
 	disk_key_of(d, &id, &k);
-	for (unsigned b = 0; b < 3; b++) {
+	for (unsigned b = 0; b < 5; b++) {
 		ct_gen(in, BS, 9, b, 1);
 		disk_tier_put(d, &k, b, in, BS);
 	}
+	CU_ASSERT_EQUAL_FATAL(entry_path(dir, path, sizeof(path)), 0);
+	fd = open(path, O_RDWR);
+	CU_ASSERT_FATAL(fd >= 0);
 	/* a flipped data byte */
-	CU_ASSERT_EQUAL_FATAL(entry_path(dir, 0, path, sizeof(path)), 0);
-	fd = open(path, O_WRONLY);
-	CU_ASSERT_EQUAL(pwrite(fd, "!", 1, 1000), 1);
+	CU_ASSERT_EQUAL(pwrite(fd, "!", 1, 0 * slot + DISK_HDR + 1000), 1);
+	/* a flipped header byte (the key) */
+	CU_ASSERT_EQUAL(pwrite(fd, "!", 1, 1 * slot + 40), 1);
+	/* another bucket's slot in this one's place */
+	CU_ASSERT_EQUAL(pread(fd, copy, sizeof(copy), 3 * slot), (ssize_t)sizeof(copy));
+	CU_ASSERT_EQUAL(pwrite(fd, copy, sizeof(copy), 2 * slot), (ssize_t)sizeof(copy));
+	/* the last one cut short (a power cut while it was written) */
+	CU_ASSERT_EQUAL(ftruncate(fd, 4 * slot + DISK_HDR + 2000), 0);
 	close(fd);
-	/* a cut entry (a power cut while it was written) */
-	CU_ASSERT_EQUAL_FATAL(entry_path(dir, 1, path, sizeof(path)), 0);
-	CU_ASSERT_EQUAL(truncate(path, 2000), 0);
-	/* an entry of another bucket under this name */
-	CU_ASSERT_EQUAL_FATAL(entry_path(dir, 2, path, sizeof(path)), 0);
-	{
-		char p0[512];
-
-		CU_ASSERT_EQUAL_FATAL(entry_path(dir, 0, p0, sizeof(p0)), 0);
-		CU_ASSERT_EQUAL(unlink(p0), 0);
-		CU_ASSERT_EQUAL(link(path, p0), 0);
-	}
-	for (unsigned b = 0; b < 3; b++)
-		CU_ASSERT_EQUAL(disk_tier_get(d, &k, b, out), b == 2 ? (ssize_t)BS : -ENOENT);
+	for (unsigned b = 0; b < 5; b++)
+		CU_ASSERT_EQUAL(disk_tier_get(d, &k, b, out), b == 3 ? (ssize_t)BS : -ENOENT);
 	disk_tier_stats(d, &s);
-	CU_ASSERT_EQUAL(s.corrupt, 2);
-	CU_ASSERT_FALSE(disk_tier_has(d, &k, 0));
-	CU_ASSERT_FALSE(disk_tier_has(d, &k, 1));
+	CU_ASSERT_EQUAL(s.corrupt, 4);
+	for (unsigned b = 0; b < 5; b++)
+		CU_ASSERT_EQUAL(disk_tier_has(d, &k, b), b == 3);
+	/* punched out, so kept again by the next put, and whole */
+	ct_gen(in, BS, 9, 1, 1);
+	disk_tier_put(d, &k, 1, in, BS);
+	CU_ASSERT_EQUAL(disk_tier_get(d, &k, 1, out), (ssize_t)BS);
+	CU_ASSERT_EQUAL(memcmp(in, out, BS), 0);
+	disk_tier_close(d);
+}
+
+/* The directory of the layout before (accelfs-disk-v1) goes at start. */
+static void test_old_layout(void)
+{
+	char dir[128], path[256];
+	struct disk_tier *d;
+	struct stat st;
+	int i;
+
+	fresh_dir(dir, sizeof(dir), "old");
+	snprintf(path, sizeof(path), "%s/" DISK_OLD_SUBDIR, dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/" DISK_OLD_SUBDIR "/ab", dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/" DISK_OLD_SUBDIR "/ab/0123456789abcdef.3", dir);
+	CU_ASSERT_EQUAL_FATAL(close(open(path, O_WRONLY | O_CREAT, 0600)), 0);
+	d = tier(dir, "/src", 1 << 20, BS);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	snprintf(path, sizeof(path), "%s/" DISK_OLD_SUBDIR, dir);
+	for (i = 0; i < 500 && stat(path, &st) == 0; i++)
+		usleep(10000);
+	CU_ASSERT_NOT_EQUAL(stat(path, &st), 0);
+	snprintf(path, sizeof(path), "%s/" DISK_SUBDIR, dir);
+	CU_ASSERT_EQUAL(stat(path, &st), 0);
 	disk_tier_close(d);
 }
 
@@ -258,13 +294,13 @@ static uint64_t file_bytes(const char *dir)
 	return n;
 }
 
+/* Whole entries (files in a state) go: the one read again outlives the rest. */
 static void test_bound(void)
 {
 	const uint32_t bs = 64 << 10;
 	char dir[128];
 	uint8_t *buf = malloc(bs);
-	struct pool_file_id id = ct_id(11, 64ULL * bs);
-	struct disk_key k;
+	struct disk_key k[8];
 	struct disk_stats s;
 	struct disk_tier *d;
 	int i;
@@ -273,17 +309,26 @@ static void test_bound(void)
 	fresh_dir(dir, sizeof(dir), "bound");
 	d = tier(dir, "/src", 1 << 20, bs);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-	disk_key_of(d, &id, &k);
-	/* bucket 0 is kept, then read again: it outlives the rest */
-	ct_gen(buf, bs, 11, 0, 1);
-	disk_tier_put(d, &k, 0, buf, bs);
+	for (unsigned f = 0; f < 8; f++) {
+		struct pool_file_id id = ct_id(20 + f, 4ULL * bs);
+
+		disk_key_of(d, &id, &k[f]);
+	}
+	/* file 0 is kept, then read again: it outlives the rest */
+	for (uint64_t b = 0; b < 4; b++) {
+		ct_gen(buf, bs, 20, b, 1);
+		disk_tier_put(d, &k[0], b, buf, bs);
+	}
 	usleep(1100000); /* a hit within a second of the put is the same reading */
-	CU_ASSERT_EQUAL(disk_tier_get(d, &k, 0, buf), (ssize_t)bs);
-	for (uint64_t b = 1; b < 40; b++) {
-		if (b == 39)
+	CU_ASSERT_EQUAL(disk_tier_get(d, &k[0], 0, buf), (ssize_t)bs);
+	/* seven more files of 4 buckets each, read once: 8 x 272K in a bound of 1M */
+	for (unsigned f = 1; f < 8; f++) {
+		if (f == 7)
 			usleep(50000); /* past the file system's timestamp granularity */
-		ct_gen(buf, bs, 11, b, 1);
-		disk_tier_put(d, &k, b, buf, bs);
+		for (uint64_t b = 0; b < 4; b++) {
+			ct_gen(buf, bs, 20 + f, b, 1);
+			disk_tier_put(d, &k[f], b, buf, bs);
+		}
 	}
 	for (i = 0; i < 500; i++) { /* the thread scans at most once a second */
 		disk_tier_stats(d, &s);
@@ -293,9 +338,10 @@ static void test_bound(void)
 	}
 	CU_ASSERT(s.evicted > 0);
 	CU_ASSERT(file_bytes(dir) <= (1 << 20));
-	CU_ASSERT(disk_tier_has(d, &k, 0));	  /* read again: kept */
-	CU_ASSERT_FALSE(disk_tier_has(d, &k, 1)); /* the oldest read once: gone */
-	CU_ASSERT(disk_tier_has(d, &k, 39));	  /* the newest: kept */
+	for (uint64_t b = 0; b < 4; b++)
+		CU_ASSERT(disk_tier_has(d, &k[0], b)); /* read again: kept, whole */
+	CU_ASSERT_FALSE(disk_tier_has(d, &k[1], 0));   /* the oldest read once: gone */
+	CU_ASSERT(disk_tier_has(d, &k[7], 3));	       /* the newest: kept */
 	disk_tier_close(d);
 	free(buf);
 }
@@ -409,9 +455,10 @@ int main(void)
 		return 2;
 	CU_add_test(s, "CRC-32C vectors", test_crc);
 	CU_add_test(s, "CRC-32C instruction and tables agree", test_crc_paths);
-	CU_add_test(s, "an entry read back; none for another state", test_roundtrip);
-	CU_add_test(s, "damaged entries never served", test_damaged);
+	CU_add_test(s, "a bucket read back; none for another state", test_roundtrip);
+	CU_add_test(s, "damaged buckets never served", test_damaged);
 	CU_add_test(s, "unsafe directories refused", test_refused);
+	CU_add_test(s, "the old layout's directory removed", test_old_layout);
 	CU_add_test(s, "the size bound; read-again entries kept", test_bound);
 	CU_add_test(s, "streams: a restart served from disk, a write stops it", test_streams);
 	{

@@ -10,9 +10,10 @@
 #   change   a file changed in SOURCE (same size, new bytes), while
 #            unmounted or while mounted between two opens, is read as it
 #            now is: its old entries are never served
-#   torn     damaged entries (a flipped byte, a cut one, as a power cut
-#            while writing leaves them) are detected, removed, counted and
-#            never served; a leftover temporary entry is swept
+#   torn     damaged buckets (a flipped data or header byte, one cut
+#            short as a power cut while writing leaves it) are detected,
+#            punched out, counted, never served, and kept again whole; the
+#            old layout's directory (accelfs-disk-v1) is removed
 #   evict    DIR stays within disk_cache_size, the daemon in the background
 #            as without -f; entries read again outlive entries read once
 #   write    bytes written through the mount are what every later read
@@ -41,7 +42,7 @@ cfs_init
 cfs_pool disk
 case=${1:?usage: disk-tier.sh restart|change|torn|evict|write|full|trust|auto}
 DC=$PWD/dc
-ENTRIES=$DC/accelfs-disk-v1
+ENTRIES=$DC/accelfs-disk-v2
 opts="kernel_cache=never,pool=$POOL,global_cache=16M,bucket_size=64K,local_buffers=0,pool_keep=no,disk_cache=$DC"
 mkdir m
 
@@ -93,8 +94,19 @@ backend_reads() {
 	delta ba bb backend_reads
 }
 
+SLOT=$((4096 + 65536)) # a bucket's place in an entry: its header page, its data
+
+# entries: buckets kept in the tier (slots with a header), every file's
 entries() {
-	find "$ENTRIES" -type f ! -name '*.t*' | wc -l
+	find "$ENTRIES" -type f -print0 2>/dev/null | python3 -c '
+import sys
+n = 0
+for p in sys.stdin.buffer.read().split(b"\0"):
+    if p:
+        with open(p, "rb") as f:
+            data = f.read()
+        n += sum(data[o:o + 8] == b"ACCDISK2" for o in range(0, len(data), '$SLOT'))
+print(n)'
 }
 
 file_bytes() {
@@ -156,27 +168,29 @@ torn)
 	size=$((1 << 20))
 	first_read $size
 	down
-	set -- $(find "$ENTRIES" -type f | sort | head -3)
-	[ $# = 3 ] || fail "fewer than 3 entries in $ENTRIES"
-	printf 'X' | dd of="$1" bs=1 seek=4000 conv=notrunc status=none # a bad block
-	truncate -s 30000 "$2"					 # cut short
-	head -c 200 /dev/zero | dd of="$3" conv=notrunc status=none	 # header gone
-	 tmpf=$1.tdead.1
-	: >"$tmpf"
-	touch -d '-2 minutes' "$tmpf"
+	set -- $(find "$ENTRIES" -type f)
+	[ $# = 1 ] || fail "$# entries for one file in $ENTRIES, want 1"
+	e=$1
+	printf 'X' | dd of="$e" bs=1 seek=$((0 * SLOT + 4096 + 4000)) conv=notrunc status=none # a bad block
+	printf 'X' | dd of="$e" bs=1 seek=$((5 * SLOT + 40)) conv=notrunc status=none # in a header
+	truncate -s $((15 * SLOT + 4096 + 30000)) "$e" # the last, cut short
+	# the layout before this one, left by an older daemon
+	mkdir -p "$DC/accelfs-disk-v1/ab"
+	: >"$DC/accelfs-disk-v1/ab/0123456789abcdef0123456789abcdef.3"
 	up
 	n=$(backend_reads cmp m/F src/F)
-	[ "$n" -ge 3 ] || fail "3 damaged entries cost $n SOURCE reads, want >= 3"
+	[ "$n" -ge 3 ] || fail "3 damaged buckets cost $n SOURCE reads, want >= 3"
 	dreach corrupt 3
 	dreach hits $(($(nb $size) - 3))
-	for f in "$@"; do
-		# removed when found, then kept again from SOURCE: whole now
-		cmp -s <(tail -c 65536 "$f" 2>/dev/null) <(dd if=src/F bs=64K count=1 status=none \
-			skip=$((16#${f##*.})) 2>/dev/null) || fail "entry $f was not replaced by a whole one"
+	for b in 0 5 15; do
+		# punched out when found, then kept again from SOURCE: whole now
+		cmp -s <(dd if="$e" bs=4096 skip=$((b * SLOT / 4096 + 1)) count=16 status=none) \
+			<(dd if=src/F bs=64K count=1 skip=$b status=none) ||
+			fail "bucket $b in $e was not replaced by a whole one"
 	done
-	cfs_eventually 5 test ! -e "$tmpf" ||
-		fail "a temporary entry two minutes old was left in $ENTRIES"
-	echo "PASS: damaged entries were detected, removed and never served"
+	cfs_eventually 5 test ! -e "$DC/accelfs-disk-v1" ||
+		fail "the old layout's directory was left in $DC"
+	echo "PASS: damaged buckets were detected, punched out and never served"
 	;;
 evict)
 	opts="$opts,disk_cache_size=1M"
@@ -222,7 +236,7 @@ full)
 	tiny_down() { umount "$ACCEL_TMP/tiny"; }
 	cfs_below tiny_down
 	opts=${opts/disk_cache=$DC/disk_cache=$PWD/tiny/dc}
-	ENTRIES=$PWD/tiny/dc/accelfs-disk-v1
+	ENTRIES=$PWD/tiny/dc/accelfs-disk-v2
 	"$CFSIO" gen src/F $((4 << 20)) || fail "cannot create src/F"
 	up
 	cmp m/F src/F || fail "read of F with a full disk tier differs"
@@ -259,7 +273,7 @@ auto)
 	mount -t tmpfs -o size=64M,mode=0755 accel-var-cache /var/cache ||
 		fail "cannot mount a tmpfs on /var/cache in this namespace"
 	ADIR=/var/cache/accelfs
-	ENTRIES=$ADIR/accelfs-disk-v1
+	ENTRIES=$ADIR/accelfs-disk-v2
 	opts=${opts/disk_cache=$DC/disk_cache=auto}
 	size=$((1 << 20))
 	"$CFSIO" gen src/F $size || fail "cannot create src/F"
