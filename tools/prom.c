@@ -272,9 +272,9 @@ static void mount_family(FILE *f, const struct mstate *ms, size_t n, int k)
 		{ "accelfs_mount_disk_puts_total", "counter",
 		  "Buckets read from SOURCE and kept in the disk tier." },
 		{ "accelfs_mount_disk_corrupt_total", "counter",
-		  "Damaged disk tier entries found (checksum) and removed, never served." },
+		  "Damaged disk tier buckets found (checksum) and punched out, never served." },
 		{ "accelfs_mount_disk_evicted_total", "counter",
-		  "Disk tier entries removed to keep its size bound." },
+		  "Disk tier entries removed or trimmed to keep its size bound." },
 		{ "accelfs_mount_disk_used_bytes", "gauge",
 		  "Bytes the disk tier's entries take, as of its last scan plus puts since." },
 	};
