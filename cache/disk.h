@@ -20,8 +20,9 @@
  * - The directory holds at most about the configured size: a thread of
  *   the tier scans it when its estimate passes the bound (and every 30 s)
  *   and removes entries never read since they were written, oldest first,
- *   then the least recently read ones, down to 90 % of the bound; a put
- *   that meets a full file system has it make room the same way.
+ *   then the least recently read ones, down to 90 % of the bound (the last
+ *   to go loses only its first buckets); a put that meets a full file
+ *   system has it make room the same way.
  * - The directory must be the daemon user's own, mode 0700 or stricter,
  *   and no symlink: the data of every user's files is in it.
  * - Several daemons (every mount of the host) may share one directory.

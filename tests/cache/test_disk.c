@@ -5,10 +5,10 @@
  * for another state, namespace or bucket; a range dropped; a damaged
  * bucket never served and punched out; an unsafe directory refused; the
  * old layout's directory removed; the size bound kept, entries read again
- * kept longest; and through streams (cache/stream.c):
- * a second pool (a restart) served from the tier with no backend read, and
- * a write by another stream of the host stopping the tier for the old
- * state and removing its entries of the written bucket.
+ * kept longest, a file larger than the bound keeping its end; and through
+ * streams (cache/stream.c): a second pool (a restart) served from the tier
+ * with no backend read, and a write by another stream of the host stopping
+ * the tier for the old state and removing its copy of the written bucket.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -294,6 +294,17 @@ static uint64_t file_bytes(const char *dir)
 	return n;
 }
 
+/* Wait up to 5 s for the tier's thread to bring @dir within 1M; its stats. */
+static void bound_wait(struct disk_tier *d, const char *dir, struct disk_stats *s)
+{
+	for (int i = 0; i < 500; i++) { /* the thread scans at most once a second */
+		disk_tier_stats(d, s);
+		if (s->evicted && file_bytes(dir) <= (1 << 20))
+			return;
+		usleep(10000);
+	}
+}
+
 /* Whole entries (files in a state) go: the one read again outlives the rest. */
 static void test_bound(void)
 {
@@ -303,7 +314,6 @@ static void test_bound(void)
 	struct disk_key k[8];
 	struct disk_stats s;
 	struct disk_tier *d;
-	int i;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
 	fresh_dir(dir, sizeof(dir), "bound");
@@ -330,18 +340,43 @@ static void test_bound(void)
 			disk_tier_put(d, &k[f], b, buf, bs);
 		}
 	}
-	for (i = 0; i < 500; i++) { /* the thread scans at most once a second */
-		disk_tier_stats(d, &s);
-		if (s.evicted && file_bytes(dir) <= (1 << 20))
-			break;
-		usleep(10000);
-	}
+	bound_wait(d, dir, &s);
 	CU_ASSERT(s.evicted > 0);
 	CU_ASSERT(file_bytes(dir) <= (1 << 20));
 	for (uint64_t b = 0; b < 4; b++)
 		CU_ASSERT(disk_tier_has(d, &k[0], b)); /* read again: kept, whole */
 	CU_ASSERT_FALSE(disk_tier_has(d, &k[1], 0));   /* the oldest read once: gone */
 	CU_ASSERT(disk_tier_has(d, &k[7], 3));	       /* the newest: kept */
+	disk_tier_close(d);
+	free(buf);
+}
+
+/* One file larger than the bound: it loses its first buckets, keeps its end. */
+static void test_bound_one_file(void)
+{
+	const uint32_t bs = 64 << 10;
+	char dir[128];
+	uint8_t *buf = malloc(bs);
+	struct pool_file_id id = ct_id(40, 24ULL * bs);
+	struct disk_key k;
+	struct disk_stats s;
+	struct disk_tier *d;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	fresh_dir(dir, sizeof(dir), "bound1");
+	d = tier(dir, "/src", 1 << 20, bs);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	disk_key_of(d, &id, &k);
+	for (uint64_t b = 0; b < 24; b++) { /* 24 x 68K in a bound of 1M */
+		ct_gen(buf, bs, 40, b, 1);
+		disk_tier_put(d, &k, b, buf, bs);
+	}
+	bound_wait(d, dir, &s);
+	CU_ASSERT(s.evicted > 0);
+	CU_ASSERT(file_bytes(dir) <= (1 << 20));
+	CU_ASSERT_FALSE(disk_tier_has(d, &k, 0)); /* its first bucket: gone */
+	CU_ASSERT(disk_tier_has(d, &k, 23));	  /* its last: kept */
+	CU_ASSERT_EQUAL(disk_tier_get(d, &k, 23, buf), (ssize_t)bs);
 	disk_tier_close(d);
 	free(buf);
 }
@@ -460,6 +495,7 @@ int main(void)
 	CU_add_test(s, "unsafe directories refused", test_refused);
 	CU_add_test(s, "the old layout's directory removed", test_old_layout);
 	CU_add_test(s, "the size bound; read-again entries kept", test_bound);
+	CU_add_test(s, "a file larger than the bound keeps its end", test_bound_one_file);
 	CU_add_test(s, "streams: a restart served from disk, a write stops it", test_streams);
 	{
 		int ret = ct_run();
