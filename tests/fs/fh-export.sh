@@ -22,6 +22,9 @@ rc=0
 [ $rc = 77 ] && skip "the local directory $base/ref has no file handles"
 [ $rc = 0 ] || skip "the reference, a local directory, fails it (exit $rc)"
 accel_mount "$base/src" "$base/mnt" ${1:+-o "$1"}
+# written at INIT, which may come after the mount shows
+accel_log_wait "inodes kept by file handle|descriptor" ||
+	fail "no line on how inodes are kept in $ACCEL_LOG: $(cat "$ACCEL_LOG")"
 grep -q "inodes kept by file handle" "$ACCEL_LOG" ||
 	skip "the daemon keeps no nodes by file handle here: $(grep -m1 descriptor "$ACCEL_LOG")"
 rc=0

@@ -91,6 +91,18 @@ accel_mount() {
 	fi
 }
 
+# accel_log_wait PATTERN [SECONDS]: wait up to SECONDS (default 5) for the
+# last mount's log to hold a line matching PATTERN (grep -E). Lines the
+# daemon writes at FUSE INIT may come after the mount shows in mountinfo.
+accel_log_wait() {
+	local i
+	for i in $(seq $((${2:-5} * 20))); do
+		grep -qE "$1" "$ACCEL_LOG" && return 0
+		sleep 0.05
+	done
+	grep -qE "$1" "$ACCEL_LOG"
+}
+
 # accel_mount_daemon SRC MNT [ARGS...]: the default daemonising mode; the
 # command must return 0 only once the mount is in place.
 accel_mount_daemon() {
