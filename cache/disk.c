@@ -245,42 +245,68 @@ static void slots_punch(struct disk_tier *d, const char *name, uint64_t first, u
 	close(fd);
 }
 
-ssize_t disk_tier_get(struct disk_tier *d, const struct disk_key *k, uint64_t bucket, void *buf)
+ssize_t disk_tier_read(struct disk_tier *d, const struct disk_key *k, uint64_t bucket, uint32_t n,
+		       void *buf)
 {
+	const size_t slot = (size_t)disk_slot(d->bsize);
 	char name[DISK_NAME_MAX], pad[DISK_HDR - sizeof(struct disk_entry)];
-	struct disk_entry e;
-	struct iovec iov[3] = { { &e, sizeof(e) }, { pad, sizeof(pad) }, { buf, d->bsize } };
+	struct disk_entry e[DISK_RUN_MAX];
+	struct iovec iov[3 * DISK_RUN_MAX];
 	off_t off = slot_off(d, bucket);
+	size_t total = 0;
+	uint32_t ok = 0;
 	ssize_t got;
 	int fd;
 
+	n = n < 1 ? 1 : n > DISK_RUN_MAX ? DISK_RUN_MAX : n;
+	if (off >= 0 && slot_off(d, bucket + n - 1) < 0)
+		n = 1;
 	entry_name(d, k, name, sizeof(name));
 	fd = off < 0 ? -1 : entry_open(d, name);
 	if (fd < 0) {
 		ADD(d->misses, 1);
 		return -ENOENT;
 	}
-	got = preadv(fd, iov, 3, off);
-	/* a hole (never kept, punched, or a header lost to a power cut) is a
-	 * miss; a header present but not right, or data short or not matching
-	 * its CRC, is damage */
-	if (got < (ssize_t)sizeof(e) || !memcmp(e.magic, (char[8]){ 0 }, 8)) {
-		close(fd);
-		ADD(d->misses, 1);
-		return -ENOENT;
+	for (uint32_t i = 0; i < n; i++) {
+		iov[3 * i] = (struct iovec){ &e[i], sizeof(e[i]) };
+		iov[3 * i + 1] = (struct iovec){ pad, sizeof(pad) }; /* read, not kept */
+		iov[3 * i + 2] = (struct iovec){ (char *)buf + (size_t)i * d->bsize, d->bsize };
 	}
-	if (!header_ok(d, &e, k, bucket) || got < (ssize_t)(DISK_HDR + e.len) ||
-	    entry_crc(&e, buf) != e.crc) {
-		close(fd);
-		slots_punch(d, name, bucket, bucket);
-		ADD(d->corrupt, 1);
-		ADD(d->misses, 1);
-		return -ENOENT;
+	got = preadv(fd, iov, (int)(3 * n), off);
+	/* Each slot in turn: a hole (never kept, punched, or a header lost to
+	 * a power cut) ends the run as a miss; a header present but not right,
+	 * or data short or not matching its CRC, is damage: punched out. */
+	for (uint32_t i = 0; i < n; i++) {
+		ssize_t at = (ssize_t)(i * slot);
+
+		if (got < at + (ssize_t)sizeof(e[i]) || !memcmp(e[i].magic, (char[8]){ 0 }, 8))
+			break;
+		if (!header_ok(d, &e[i], k, bucket + i) ||
+		    got < at + (ssize_t)(DISK_HDR + e[i].len) ||
+		    entry_crc(&e[i], (char *)buf + (size_t)i * d->bsize) != e[i].crc) {
+			slots_punch(d, name, bucket + i, bucket + i);
+			ADD(d->corrupt, 1);
+			break;
+		}
+		total += e[i].len;
+		ok++;
+		if (e[i].len < d->bsize) /* the file's last bucket */
+			break;
 	}
-	touch(fd);
+	if (ok)
+		touch(fd);
 	close(fd);
-	ADD(d->hits, 1);
-	return (ssize_t)e.len;
+	if (!ok) {
+		ADD(d->misses, 1);
+		return -ENOENT;
+	}
+	ADD(d->hits, ok);
+	return (ssize_t)total;
+}
+
+ssize_t disk_tier_get(struct disk_tier *d, const struct disk_key *k, uint64_t bucket, void *buf)
+{
+	return disk_tier_read(d, k, bucket, 1, buf);
 }
 
 /* Is slot @bucket of the open entry @fd bucket @bucket of @k? (its header) */

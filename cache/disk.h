@@ -93,6 +93,19 @@ void disk_key_of(const struct disk_tier *d, const struct pool_file_id *id, struc
  */
 ssize_t disk_tier_get(struct disk_tier *d, const struct disk_key *k, uint64_t bucket, void *buf);
 
+#define DISK_RUN_MAX 32 /* buckets one disk_tier_read reads at most */
+
+/*
+ * disk_tier_read - read buckets @bucket.. of @k, up to @n (at most
+ * DISK_RUN_MAX), into @buf (@n x bucket_size bytes) with one system call.
+ * Returns the bytes of the leading buckets kept and whole, one after the
+ * other (each full but the file's last), or -ENOENT if the first is not:
+ * the run ends at the first bucket not kept or damaged (removed, counted
+ * corrupt). Counts a hit per bucket returned, or one miss.
+ */
+ssize_t disk_tier_read(struct disk_tier *d, const struct disk_key *k, uint64_t bucket, uint32_t n,
+		       void *buf);
+
 /* Remove what is kept of buckets @first..@last of @k (one hole punched). */
 void disk_tier_drop(struct disk_tier *d, const struct disk_key *k, uint64_t first, uint64_t last);
 

@@ -300,23 +300,15 @@ static void run_fill(struct stream *st, struct pool_file *pf, const struct pool_
 }
 
 /*
- * A miss: read the whole bucket from the backend, fill pool and local buffer.
- * With it, in the same read, the next buckets of the request that the pool
- * lacks (@more: how many the request still needs after this one): on a
- * network SOURCE each read is a round trip, and a kernel READ of 1 MiB was
- * 16 of them one after the other. Those go into the pool as read ahead
- * (counted issued, then used by the request's next buckets), so the
- * statistics still show one miss.
- */
-/*
- * The disk tier's copy of @bucket into @tmp: its length, or -ENOENT. Served
- * only if nothing moved the file since ticket @t, whose wseq is the one the
- * entries' state was known true under (read_bucket checked).
+ * The disk tier's copy of @bucket and of up to @run buckets after it into
+ * @tmp, in one read: their length, or -ENOENT. Served only if nothing moved
+ * the file since ticket @t, whose wseq is the one the entries' state was
+ * known true under (read_bucket checked).
  */
 static ssize_t read_disk(struct stream *st, const struct stream_disk *sd, struct pool_file *pf,
-			 const struct pool_ticket *t, uint64_t bucket, uint8_t *tmp)
+			 const struct pool_ticket *t, uint64_t bucket, uint32_t run, uint8_t *tmp)
 {
-	ssize_t got = disk_tier_get(sd->d, &sd->key, bucket, tmp);
+	ssize_t got = disk_tier_read(sd->d, &sd->key, bucket, run + 1, tmp);
 
 	if (got > 0 && !pool_file_ticket_current(pf, t))
 		got = -ENOENT;
@@ -324,6 +316,17 @@ static ssize_t read_disk(struct stream *st, const struct stream_disk *sd, struct
 	return got;
 }
 
+/*
+ * A miss: read the whole bucket from the backend, fill pool and local buffer.
+ * With it, in the same read, the next buckets of the request that the pool
+ * lacks (@more: how many the request still needs after this one): on a
+ * network SOURCE each read is a round trip, and a kernel READ of 1 MiB was
+ * 16 of them one after the other. Those go into the pool as read ahead
+ * (counted issued, then used by the request's next buckets), so the
+ * statistics still show one miss. The disk tier, where it keeps the
+ * bucket, gives it and as many of the next ones as it keeps in one local
+ * read the same way (four system calls a run instead of a bucket).
+ */
 static ssize_t read_backend(struct stream *st, struct pool_file *pf, const struct pool_ticket *t,
 			    uint64_t bucket, void *buf, size_t off, size_t len, uint32_t more,
 			    stream_read_fn fn, void *arg, const struct stream_disk *sd)
@@ -337,7 +340,7 @@ static ssize_t read_backend(struct stream *st, struct pool_file *pf, const struc
 
 	if (!tmp)
 		return -ENOMEM;
-	if (!sd || (got = read_disk(st, sd, pf, t, bucket, tmp)) <= 0) {
+	if (!sd || (got = read_disk(st, sd, pf, t, bucket, run, tmp)) <= 0) {
 		got = fn(arg, tmp, want, bucket * st->bsize);
 		if (got < 0)
 			goto out;
@@ -345,8 +348,8 @@ static ssize_t read_backend(struct stream *st, struct pool_file *pf, const struc
 		pool_stats_count(pf, bucket, POOL_C_BACKEND_READ_BYTES, (uint64_t)got);
 		if (sd)
 			stream_disk_keep(sd, pf, t, bucket, tmp, (size_t)got, st->bsize);
-		run_fill(st, pf, t, bucket, tmp, (size_t)got, run);
 	}
+	run_fill(st, pf, t, bucket, tmp, (size_t)got, run); /* from SOURCE or the tier */
 	if ((size_t)got > st->bsize)
 		got = (ssize_t)st->bsize;
 	/* Nothing past the end of the file is worth a buffer (a read at a

@@ -2,7 +2,8 @@
 /*
  * test_disk.c - cache/disk*.c, the disk tier: CRC-32C against RFC 3720's
  * vectors; a bucket read back as written, short at the end of a file; none
- * for another state, namespace or bucket; a range dropped; a damaged
+ * for another state, namespace or bucket; runs of buckets read at once,
+ * ending at a hole, a damaged bucket or the file's end; a range dropped; a damaged
  * bucket never served and punched out; an unsafe directory refused; the
  * old layout's directory removed; the size bound kept, entries read again
  * kept longest, a file larger than the bound keeping its end; and through
@@ -159,6 +160,61 @@ static void test_roundtrip(void)
 	CU_ASSERT_FALSE(disk_tier_has(d, &k, 1));
 	disk_tier_stats(d, &s);
 	CU_ASSERT_EQUAL(s.corrupt, 0); /* holes are misses, not damage */
+	disk_tier_close(d);
+}
+
+/* Runs of buckets in one read: up to a hole, a damaged bucket or the file's end. */
+static void test_run(void)
+{
+	char dir[128];
+	uint8_t in[BS], out[6 * BS];
+	struct pool_file_id id = ct_id(13, 5 * BS + 100);
+	struct disk_key k;
+	struct disk_stats s;
+	struct disk_tier *d;
+
+	fresh_dir(dir, sizeof(dir), "run");
+	d = tier(dir, "/src", 1 << 20, BS);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	disk_key_of(d, &id, &k);
+	for (unsigned b = 0; b < 6; b++) { /* all but bucket 3; the last is 100 bytes */
+		if (b == 3)
+			continue;
+		ct_gen(in, b == 5 ? 100 : BS, 13, b, 1);
+		disk_tier_put(d, &k, b, in, b == 5 ? 100 : BS);
+	}
+	CU_ASSERT_EQUAL(disk_tier_read(d, &k, 0, 6, out), (ssize_t)(3 * BS)); /* to the hole */
+	for (unsigned b = 0; b < 3; b++) {
+		ct_gen(in, BS, 13, b, 1);
+		CU_ASSERT_EQUAL(memcmp(in, out + b * BS, BS), 0);
+	}
+	CU_ASSERT_EQUAL(disk_tier_read(d, &k, 3, 3, out), -ENOENT);
+	CU_ASSERT_EQUAL(disk_tier_read(d, &k, 4, 6, out), (ssize_t)(BS + 100)); /* to the end */
+	ct_gen(in, 100, 13, 5, 1);
+	CU_ASSERT_EQUAL(memcmp(in, out + BS, 100), 0);
+	disk_tier_stats(d, &s);
+	CU_ASSERT_EQUAL(s.hits, 5);
+	CU_ASSERT_EQUAL(s.misses, 1);
+	/* a damaged bucket ends the run, and is punched out */
+	ct_gen(in, BS, 13, 2, 1); /* bucket 2's bytes under bucket 1's header */
+	{
+		char path[512], cmd[256];
+		FILE *p;
+		int fd;
+
+		snprintf(cmd, sizeof(cmd), "find %s -type f", dir);
+		p = popen(cmd, "r");
+		CU_ASSERT_FATAL(p && fgets(path, sizeof(path), p));
+		pclose(p);
+		path[strcspn(path, "\n")] = '\0';
+		fd = open(path, O_WRONLY);
+		CU_ASSERT_EQUAL(pwrite(fd, in, BS, (off_t)disk_slot(BS) + DISK_HDR), (ssize_t)BS);
+		close(fd);
+	}
+	CU_ASSERT_EQUAL(disk_tier_read(d, &k, 0, 3, out), (ssize_t)BS);
+	disk_tier_stats(d, &s);
+	CU_ASSERT_EQUAL(s.corrupt, 1);
+	CU_ASSERT_FALSE(disk_tier_has(d, &k, 1));
 	disk_tier_close(d);
 }
 
@@ -431,14 +487,24 @@ static void test_streams(void)
 	for (uint64_t b = 0; b < 4; b++)
 		CU_ASSERT(disk_tier_has(d, &k, b));
 	stream_close(s1);
-	/* a new pool (a restart): all from the disk tier */
+	/* a new pool (a restart): all from the disk tier, two buckets in one read of it */
 	be.reads = 0;
 	CU_ASSERT_EQUAL_FATAL(stream_open(p2, &id, "/f", 0, 0, &s2), 0);
 	stream_set_disk(s2, d);
-	for (uint64_t b = 0; b < 2; b++) {
-		CU_ASSERT_EQUAL(stream_read(s2, got, BS, b * BS, backend_read, &be), (ssize_t)BS);
-		ct_gen(want, BS, 3, b, 1);
-		CU_ASSERT_EQUAL(memcmp(want, got, BS), 0);
+	{
+		struct disk_stats ds0, ds1;
+		uint8_t two[2 * BS];
+
+		disk_tier_stats(d, &ds0);
+		CU_ASSERT_EQUAL(stream_read(s2, two, 2 * BS, 0, backend_read, &be),
+				(ssize_t)(2 * BS));
+		disk_tier_stats(d, &ds1);
+		for (uint64_t b = 0; b < 2; b++) {
+			ct_gen(want, BS, 3, b, 1);
+			CU_ASSERT_EQUAL(memcmp(want, two + b * BS, BS), 0);
+		}
+		CU_ASSERT_EQUAL(ds1.hits - ds0.hits, 2);
+		CU_ASSERT_EQUAL(ds1.misses - ds0.misses, 0); /* bucket 1 came with bucket 0 */
 	}
 	CU_ASSERT_EQUAL(be.reads, 0);
 	/* another stream of the host writes bucket 2: the backend now has version 2 */
@@ -491,6 +557,7 @@ int main(void)
 	CU_add_test(s, "CRC-32C vectors", test_crc);
 	CU_add_test(s, "CRC-32C instruction and tables agree", test_crc_paths);
 	CU_add_test(s, "a bucket read back; none for another state", test_roundtrip);
+	CU_add_test(s, "runs of buckets in one read", test_run);
 	CU_add_test(s, "damaged buckets never served", test_damaged);
 	CU_add_test(s, "unsafe directories refused", test_refused);
 	CU_add_test(s, "the old layout's directory removed", test_old_layout);
