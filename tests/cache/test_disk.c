@@ -493,18 +493,24 @@ static void test_streams(void)
 	stream_set_disk(s2, d);
 	{
 		struct disk_stats ds0, ds1;
+		struct pool_stats ps0, ps1;
 		uint8_t two[2 * BS];
 
 		disk_tier_stats(d, &ds0);
+		CU_ASSERT_EQUAL(pool_stats_get(p2, &ps0), 0);
 		CU_ASSERT_EQUAL(stream_read(s2, two, 2 * BS, 0, backend_read, &be),
 				(ssize_t)(2 * BS));
 		disk_tier_stats(d, &ds1);
+		CU_ASSERT_EQUAL(pool_stats_get(p2, &ps1), 0);
+		/* bucket 1 came with bucket 0's read of the tier, into the pool as
+		 * read ahead (one tier read a bucket: none) */
+		CU_ASSERT_EQUAL(ps1.c[POOL_C_RA_ISSUED] - ps0.c[POOL_C_RA_ISSUED], 1);
 		for (uint64_t b = 0; b < 2; b++) {
 			ct_gen(want, BS, 3, b, 1);
 			CU_ASSERT_EQUAL(memcmp(want, two + b * BS, BS), 0);
 		}
 		CU_ASSERT_EQUAL(ds1.hits - ds0.hits, 2);
-		CU_ASSERT_EQUAL(ds1.misses - ds0.misses, 0); /* bucket 1 came with bucket 0 */
+		CU_ASSERT_EQUAL(ds1.misses - ds0.misses, 0);
 	}
 	CU_ASSERT_EQUAL(be.reads, 0);
 	/* another stream of the host writes bucket 2: the backend now has version 2 */
