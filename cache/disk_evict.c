@@ -176,17 +176,32 @@ static void scan_once(struct disk_tier *d)
 	free(s.v);
 }
 
+static bool stopping(struct disk_tier *d)
+{
+	bool stop;
+
+	pthread_mutex_lock(&d->lock);
+	stop = d->stop;
+	pthread_mutex_unlock(&d->lock);
+	return stop;
+}
+
 /*
  * Empty and remove the old layout's directory: its XX/ directories' files,
  * then them, then it. Nothing in it is followed (unlinkat of names only).
+ * An unmount meanwhile stops it between two directories (a tier of 1 GiB
+ * was 16,384 files): the next daemon goes on.
  */
 static void old_layout_remove(struct disk_tier *d)
 {
 	for (unsigned x = 0; x < 256; x++) {
 		char sname[4];
 		struct dirent *de;
-		DIR *dir = sub_open(d->oldfd, x);
+		DIR *dir;
 
+		if (stopping(d))
+			return;
+		dir = sub_open(d->oldfd, x);
 		if (!dir)
 			continue;
 		while ((de = readdir(dir)))
