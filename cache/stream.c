@@ -620,8 +620,7 @@ ssize_t stream_write_defer(struct stream *st, const void *buf, size_t len, uint6
 	return (ssize_t)len;
 }
 
-#define FLUSH_BATCH 64	       /* buckets per flush batch, at most */
-#define FLUSH_BYTES (1U << 20) /* bytes per flush batch, at most */
+#define FLUSH_BATCH 64 /* buckets per flush batch, at most */
 
 /* Write one run of dirty bytes (@n buckets of @run, @len bytes at @start) with one call. */
 static int flush_run(struct stream *st, struct pool_file *pf, const struct pool_dirty *run, int n,
@@ -688,7 +687,7 @@ int stream_flush_below(struct stream *st, uint32_t owner, uint64_t before_ns, ui
 		       stream_write_fn fn, void *arg)
 {
 	struct pool_dirty list[FLUSH_BATCH];
-	int batch = FLUSH_BYTES / st->bsize, n = 0, err = 0;
+	int batch = STREAM_FLUSH_BYTES / st->bsize, n = 0, err = 0;
 	struct pool_file *pf;
 	uint8_t *buf;
 

@@ -87,6 +87,10 @@ typedef ssize_t (*stream_write_fn)(void *arg, const void *buf, size_t len, uint6
 ssize_t stream_write_defer(struct stream *st, const void *buf, size_t len, uint64_t off,
 			   stream_read_fn fn, void *arg, uint32_t owner, bool *foreign);
 
+/* Bytes one flush batch carries at most: a run of dirty buckets that fits
+ * goes to SOURCE in one write whoever calls (fuse/wb_append.c needs it). */
+#define STREAM_FLUSH_BYTES (1U << 20)
+
 /*
  * stream_flush - write @owner's dirty buckets of the file that became dirty
  * before @before_ns (CLOCK_REALTIME; UINT64_MAX: all) to SOURCE with @fn,

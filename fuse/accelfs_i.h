@@ -155,6 +155,14 @@ struct inode {
 	int lost_err;	       /* atomic: the last such -errno */
 	unsigned int lost_seq; /* atomic: how many there were */
 	int wb_fd; /* wb_lock: the daemon's own O_WRONLY descriptor for write-back, -1: none yet */
+	/* Deferred appends (wb_append.c), under wb_lock: the region
+	 * [app_lo, app_hi) of the file where this mount placed them (app_lo ==
+	 * app_hi: none), what of it a flush that then failed appended already,
+	 * and the daemon's O_APPEND descriptor for them (-1: none yet). */
+	uint64_t app_lo, app_hi, app_sent;
+	uint64_t app_ns; /* CLOCK_MONOTONIC when the region last grew */
+	int app_fd;
+	bool app_moved; /* atomic: a flush found bytes of another writer where ours were */
 	/* atomic: a request through the kernel's page cache was served since a
 	 * direct write last had the kernel drop the file's pages (ops_file.c) */
 	bool kernel_pages;
@@ -196,6 +204,7 @@ struct open_file {
 	bool relaxed;	  /* sync=relaxed: fsync/O_SYNC mean "within flush_interval" */
 	bool deferred;	  /* atomic: this handle deferred a write (the flusher looks) */
 	uint64_t wb_next; /* inode wb_lock: where its last deferred write ended */
+	bool append;	  /* deferred writes go to SOURCE's end (wb_open); immutable */
 	uint64_t readahead_max; /* read-ahead limit (readahead_max, or the file's attribute) */
 	int rmw_fd;		/* O_NOATIME reader for read-modify-write, -1: none (yet) */
 	bool rmw_tried;

@@ -59,6 +59,8 @@ static void inode_free(struct inode *n)
 		close(n->fd);
 	if (n->wb_fd >= 0)
 		close(n->wb_fd);
+	if (n->app_fd >= 0)
+		close(n->app_fd);
 	free(n->fh);
 	pthread_mutex_destroy(&n->lock);
 	pthread_mutex_destroy(&n->wb_lock);
@@ -193,6 +195,7 @@ static struct inode *inode_new(int fd, const struct stat *st, const struct file_
 	}
 	n->fd = fd;
 	n->wb_fd = -1;
+	n->app_fd = -1;
 	n->dev = st->st_dev;
 	n->ino = st->st_ino;
 	n->type = st->st_mode & S_IFMT;

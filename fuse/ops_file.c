@@ -37,6 +37,7 @@
 #include "tuning.h"
 #include "uid_share.h"
 #include "watch.h"
+#include "wb_append.h"
 
 static inline struct open_file *fh_of(struct fuse_file_info *fi)
 {
@@ -141,7 +142,7 @@ static void handle_settle(struct open_file *of)
 
 	/* shared mode takes neither: no fstat, a round trip on a network SOURCE */
 	if (!__atomic_exchange_n(&of->unsettled, false, __ATOMIC_ACQ_REL) || of->fs->shared ||
-	    fstat(of->fd, &st))
+	    wb_append_stale(n) || fstat(of->fd, &st))
 		return;
 	pthread_mutex_lock(&n->lock);
 	if (!of->direct_io && !of->passthrough)
@@ -593,6 +594,7 @@ static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 		return;
 	}
 	ret = wb_sync(of);
+	wb_append_kernel(of); /* no page of the file is held during FSYNC */
 	if (!ret)
 		ret = backend_fsync(of->fd, datasync);
 	if (of->fd_shared)
@@ -636,6 +638,7 @@ static void accel_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	int ret = wb_close(of);
 
 	(void)ino;
+	wb_append_kernel(of); /* before the state is settled as ours */
 	if (!ret && (of->flags & O_ACCMODE) != O_RDONLY)
 		ret = lost_write_check(of); /* a writer's close reports a lost write, as NFS's */
 	times_apply(of);		    /* before close returns, not at the async release */

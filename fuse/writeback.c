@@ -35,6 +35,7 @@
 #include "thread_buf.h"
 #include "times.h"
 #include "watch.h"
+#include "wb_append.h"
 
 /* Process-wide by nature: the pool knows dirty buffers by the pid of the
  * process that deferred them (set by wb_start, after daemonising). */
@@ -61,11 +62,16 @@ void wb_open(struct open_file *of, int deferred_attr, int sync_attr)
 	int fl = on && writes && of->stream ? fcntl(of->fd, F_GETFL) : -1;
 
 	of->relaxed = sync_attr < 0 ? o->sync_relaxed : sync_attr == 1;
-	/* Read-modify-write needs a readable descriptor; an O_APPEND one writes
-	 * at SOURCE's end whatever the offset, so only SOURCE can place it. */
+	/* Read-modify-write needs a readable descriptor. An O_APPEND one
+	 * (backing_flags keeps it where the kernel does not place appends)
+	 * writes at SOURCE's end whatever the offset: its writes are deferred
+	 * as appends, which only SOURCE places (wb_append.c). */
 	/* O_DIRECT: the bytes must be on SOURCE's device when the write returns */
-	of->defer = fl >= 0 && (fl & O_ACCMODE) == O_RDWR && !(fl & O_APPEND) &&
-		    !(of->flags & O_DIRECT) && (!(of->flags & (O_SYNC | O_DSYNC)) || of->relaxed);
+	of->defer = fl >= 0 && (fl & O_ACCMODE) == O_RDWR && !(of->flags & O_DIRECT) &&
+		    (!(of->flags & (O_SYNC | O_DSYNC)) || of->relaxed);
+	if (of->defer && (fl & O_APPEND) && !wb_append_usable(pool_bucket_size(of->fs->pool)))
+		of->defer = false;
+	of->append = of->defer && (fl & O_APPEND);
 	if (!of->relaxed || !writes)
 		return;
 	if (of->stream)
@@ -113,29 +119,38 @@ static ssize_t backend_read_fn(void *arg, void *buf, size_t len, uint64_t off)
  * descriptor's magic link (no name is followed); where that is refused, a
  * writable handle's descriptor still serves.
  */
+int wb_own_open(struct open_file *of, int flags)
+{
+	char proc[PROC_FD_LEN];
+	/* the daemon's descriptor, even inside a user's SETATTR or truncate */
+	bool suspended = creds_suspend();
+	/* the handle's own descriptor names the object (its magic link) */
+	int fd = open(proc_fd_path(of->fd, proc), flags), err = errno;
+
+	/* the rest of the request must not run as root: fail closed (it
+	 * took a moment ago with the same ids; only a broken kernel refuses) */
+	if (creds_resume(suspended)) {
+		log_msg(LOG_CRIT, "cannot take the caller's credentials again: stopping");
+		abort();
+	}
+	if (fd < 0)
+		log_msg((of->flags & O_ACCMODE) == O_RDONLY || (flags & O_APPEND) ? LOG_WARNING
+										  : LOG_DEBUG,
+			"inode %llu: cannot open for write-back: %s",
+			(unsigned long long)of->inode->ino, strerror(err));
+	errno = err;
+	return fd;
+}
+
 static int wb_fd_get(struct open_file *of)
 {
 	struct inode *n = of->inode;
 
-	if (n->wb_fd < 0 && of->defer && !(of->flags & O_DSYNC)) /* O_SYNC includes it */
+	/* not an appender's: its writes would all go to the end (O_SYNC includes O_DSYNC) */
+	if (n->wb_fd < 0 && of->defer && !of->append && !(of->flags & O_DSYNC))
 		return of->fd;
-	if (n->wb_fd < 0) {
-		char proc[PROC_FD_LEN];
-		/* the daemon's descriptor, even inside a user's SETATTR or truncate */
-		bool suspended = creds_suspend();
-
-		/* the handle's own descriptor names the object (its magic link) */
-		n->wb_fd = open(proc_fd_path(of->fd, proc), O_WRONLY | O_CLOEXEC);
-		/* the rest of the request must not run as root: fail closed (it
-		 * took a moment ago with the same ids; only a broken kernel refuses) */
-		if (creds_resume(suspended)) {
-			log_msg(LOG_CRIT, "cannot take the caller's credentials again: stopping");
-			abort();
-		}
-		if (n->wb_fd < 0 && (of->flags & O_ACCMODE) == O_RDONLY)
-			log_msg(LOG_WARNING, "inode %llu: cannot open for write-back: %s",
-				(unsigned long long)n->ino, strerror(errno));
-	}
+	if (n->wb_fd < 0)
+		n->wb_fd = wb_own_open(of, O_WRONLY | O_CLOEXEC);
 	return n->wb_fd >= 0 ? n->wb_fd : of->fd;
 }
 
@@ -156,6 +171,8 @@ void wb_last_handle(struct inode *n)
 		close(n->wb_fd);
 		n->wb_fd = -1;
 	}
+	if (last)
+		wb_append_close(n);
 	pthread_mutex_unlock(&n->wb_lock);
 }
 
@@ -181,6 +198,16 @@ static ssize_t backend_write_fn(void *arg, const void *buf, size_t len, uint64_t
 	creds_write_done(prev);
 	times_source_moved(of->inode); /* times_apply */
 	return n < 0 ? n : (ssize_t)done;
+}
+
+/* wb_lock held: a flush's run to SOURCE, the append region at SOURCE's end */
+static ssize_t flush_write_fn(void *arg, const void *buf, size_t len, uint64_t off)
+{
+	struct open_file *of = arg;
+
+	if (wb_append_is_region(of->inode, off, len))
+		return wb_append_flush(of, buf, len);
+	return backend_write_fn(arg, buf, len, off);
 }
 
 /*
@@ -242,10 +269,12 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	const void *data;
 	bool foreign;
 	ssize_t ret;
+	int admit;
 
 	/* only small writes: a bucket or more is a large I/O already */
 	if (!of->defer || !size || size >= pool_bucket_size(of->fs->pool))
 		return -EAGAIN;
+	bsize = pool_bucket_size(of->fs->pool);
 	if (in->count - in->idx == 1 && !(in->buf[in->idx].flags & FUSE_BUF_IS_FD) && !in->off) {
 		data = in->buf[in->idx].mem;
 	} else {
@@ -259,6 +288,12 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	}
 	/* wb_lock: deferrals of one file never meet its write-throughs or flushes */
 	pthread_mutex_lock(&n->wb_lock);
+	/* an append goes at SOURCE's end, an offset write where it says (wb_append.c) */
+	admit = wb_append_admit(of, (uint64_t)off, size, bsize);
+	if (admit < 0 || (admit == 0 && flush_some_locked(of, UINT64_MAX, UINT64_MAX))) {
+		pthread_mutex_unlock(&n->wb_lock);
+		return -EAGAIN; /* written through (a failed flush: its error then) */
+	}
 	ret = stream_write_defer(of->stream, data, size, (uint64_t)off, backend_read_fn, of, owner,
 				 &foreign);
 	if (ret < 0) {
@@ -274,6 +309,8 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	/* Bytes in a bucket another daemon writes back: make them ours on SOURCE too. */
 	if (foreign && backend_write_fn(of, data, size, (uint64_t)off) < 0)
 		ret = -EIO;
+	else if (!foreign)
+		wb_append_deferred(of, (uint64_t)off, end);
 	/* A writer that went on where its last write ended and reached the end
 	 * of a bucket has filled it: the buckets behind it go to SOURCE now, as
 	 * one large write (RMS writes a full buffer), not at the next timer
@@ -282,8 +319,10 @@ ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off)
 	 * bucket says nothing about the rest of it (with sync=relaxed that was
 	 * one backend write per record in the last page of every bucket). An
 	 * error waits for fsync/close. */
-	bsize = pool_bucket_size(of->fs->pool);
-	if (ret >= 0 && (uint64_t)off == of->wb_next && end / bsize > (uint64_t)off / bsize)
+	if (ret >= 0 && of->append && wb_append_full(n, bsize))
+		flush_some_locked(of, UINT64_MAX, UINT64_MAX);
+	else if (ret >= 0 && !of->append && (uint64_t)off == of->wb_next &&
+		 end / bsize > (uint64_t)off / bsize)
 		flush_some_locked(of, UINT64_MAX, end / bsize);
 	if (ret >= 0)
 		of->wb_next = end;
@@ -305,7 +344,12 @@ static int flush_some_locked(struct open_file *of, uint64_t before, uint64_t lim
 
 	if (!wb_pending(of))
 		return 0;
-	ret = stream_flush_below(of->stream, owner, before, limit, backend_write_fn, of);
+	if (wb_append_pending(n)) { /* the append region goes whole, or waits */
+		if (before != UINT64_MAX && wb_append_hold(n))
+			return 0;
+		before = limit = UINT64_MAX;
+	}
+	ret = stream_flush_below(of->stream, owner, before, limit, flush_write_fn, of);
 	if (ret) {
 		int zero = 0;
 
@@ -324,6 +368,7 @@ static int flush_some_locked(struct open_file *of, uint64_t before, uint64_t lim
 				(unsigned long long)n->ino, strerror(-ret));
 	} else if (!stream_dirty(of->stream)) {
 		pool_dirty_end_clamp(stream_file(of->stream), UINT64_MAX);
+		n->app_lo = n->app_hi = 0; /* nothing of it is left to place */
 	}
 	return ret;
 }
@@ -439,6 +484,7 @@ int wb_fsync_relaxed(struct open_file *of)
 static void flush_old(struct open_file *of, void *arg)
 {
 	flush(of, *(uint64_t *)arg);
+	wb_append_kernel(of); /* an append region that found the file moved */
 }
 
 static void flush_every(struct open_file *of, void *arg)

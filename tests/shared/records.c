@@ -13,6 +13,13 @@
  *   records verify NAME FILE NREC SIZE WAIT_MS
  *       reads FILE until every record is intact or WAIT_MS ms passed; prints
  *       "count NAME INTACT NREC [first bad records]"
+ *   records append FILE PARITY NREC SIZE START_MS PACE_US
+ *       as write, but each record is one write(2) on a descriptor opened
+ *       O_APPEND (a log shared by two hosts): where it lands is SOURCE's
+ *   records verify-appends NAME FILE NREC SIZE WAIT_MS
+ *       reads FILE until it holds NREC intact records, each writer's in the
+ *       order written, or WAIT_MS ms passed; prints "count NAME GOOD NREC
+ *       [first bad places]" (GOOD: the records at their place in that order)
  *   records init FILE NREC SIZE
  *       NREC counter records, every counter 0 (also the blank records a
  *       pre-allocated file of the interleaved writers starts with)
@@ -87,22 +94,30 @@ static int cmd_write(const char *path, long parity, long nrec, long size, long s
 	return 0;
 }
 
-/* reads the whole file; the number of intact records, the first bad ones in @bad */
-static long intact(const char *path, long nrec, long size, char *bad, size_t badlen)
+/* the first @len bytes of @path (fewer at its end: their count in *@n), malloc'ed */
+static char *read_upto(const char *path, size_t len, ssize_t *n)
 {
-	char *data = malloc(nrec * size), want[MAX_SIZE];
-	long good = 0, shown = 0;
-	size_t used = 0;
-	ssize_t n;
+	char *data = malloc(len);
 	int fd;
 
 	if (!data)
 		die("out of memory");
 	fd = open_file(path, O_RDONLY);
-	n = pread_all(fd, data, nrec * size, 0);
-	if (n < 0)
-		die("read %s: %s", path, err_name(n));
+	*n = pread_all(fd, data, len, 0);
+	if (*n < 0)
+		die("read %s: %s", path, err_name(*n));
 	close(fd);
+	return data;
+}
+
+/* reads the whole file; the number of intact records, the first bad ones in @bad */
+static long intact(const char *path, long nrec, long size, char *bad, size_t badlen)
+{
+	char want[MAX_SIZE];
+	long good = 0, shown = 0;
+	size_t used = 0;
+	ssize_t n;
+	char *data = read_upto(path, nrec * size, &n);
 	bad[0] = 0;
 	for (long i = 0; i < nrec; i++) {
 		record_fill(want, i, size);
@@ -116,16 +131,75 @@ static long intact(const char *path, long nrec, long size, char *bad, size_t bad
 	return good;
 }
 
-static int cmd_verify(const char *name, const char *path, long nrec, long size, long wait)
+typedef long check_fn(const char *path, long nrec, long size, char *bad, size_t badlen);
+
+/* @check FILE every 100 ms until all is right or @wait ms passed; print the count */
+static int verify(check_fn *check, const char *name, const char *path, long nrec, long size,
+		  long wait)
 {
 	double end = mono_ms() + wait;
 	char bad[256];
 	long good;
 
-	while ((good = intact(path, nrec, size, bad, sizeof(bad))) < nrec && mono_ms() < end)
+	while ((good = check(path, nrec, size, bad, sizeof(bad))) < nrec && mono_ms() < end)
 		sleep_ms(100);
-	printf("count %s %ld %ld%s%s\n", name, good, nrec, good < nrec ? " bad records:" : "", bad);
+	printf("count %s %ld %ld%s%s\n", name, good, nrec, good < nrec ? " bad:" : "", bad);
 	return 0;
+}
+
+static int cmd_append(const char *path, long parity, long nrec, long size, long start, long pace)
+{
+	char buf[MAX_SIZE];
+	int fd = open_file(path, O_WRONLY | O_CREAT | O_APPEND);
+
+	for (long i = parity; i < nrec; i += 2) {
+		ssize_t n;
+
+		sleep_ms(start + i * pace / 1e3 - wall_ms());
+		record_fill(buf, i, size);
+		n = write(fd, buf, size);
+		if (n != size)
+			die("append of record %ld: %s", i, n < 0 ? strerror(errno) : "short");
+	}
+	if (close(fd) < 0)
+		die("close %s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* records of both writers in any interleaving, each writer's in order */
+static long appended(const char *path, long nrec, long size, char *bad, size_t badlen)
+{
+	char want[MAX_SIZE];
+	long good = 0, shown = 0, next[2] = { 0, 1 };
+	size_t used = 0;
+	ssize_t n;
+	/* one record more: a record appended twice shows */
+	char *data = read_upto(path, (nrec + 1) * size, &n);
+	bad[0] = 0;
+	for (long k = 0; k < nrec; k++) {
+		char rec[MAX_SIZE + 1] = "";
+		long i = -1, p = -1;
+
+		if ((k + 1) * size <= n)
+			memcpy(rec, data + k * size, size), rec[size] = 0;
+		if (sscanf(rec, "record %ld parity %ld", &i, &p) == 2 && (p == 0 || p == 1) &&
+		    i == next[p]) {
+			record_fill(want, i, size);
+			if (!memcmp(data + k * size, want, size)) {
+				next[p] += 2;
+				good++;
+				continue;
+			}
+		}
+		if (shown++ < SHOW_BAD && used < badlen)
+			used += snprintf(bad + used, badlen - used, " %ld", k);
+	}
+	if (n > nrec * size && used < badlen) /* more than was written: a record twice */
+		snprintf(bad + used, badlen - used, " (%zd bytes, not %ld)", n, nrec * size);
+	if (n > nrec * size)
+		good = 0;
+	free(data);
+	return good;
 }
 
 /* counter record: "counter N", spaces, newline */
@@ -222,8 +296,15 @@ int main(int argc, char **argv)
 				 num(argv[5], "SIZE", MAX_SIZE), arg_long(argv[6], "START_MS"),
 				 arg_long(argv[7], "PACE_US"), num(argv[8], "LOCK", 1));
 	if (argc == 7 && !strcmp(cmd, "verify"))
-		return cmd_verify(argv[2], argv[3], num(argv[4], "NREC", 1 << 20),
-				  num(argv[5], "SIZE", MAX_SIZE), arg_long(argv[6], "WAIT_MS"));
+		return verify(intact, argv[2], argv[3], num(argv[4], "NREC", 1 << 20),
+			      num(argv[5], "SIZE", MAX_SIZE), arg_long(argv[6], "WAIT_MS"));
+	if (argc == 8 && !strcmp(cmd, "append"))
+		return cmd_append(argv[2], num(argv[3], "PARITY", 1), num(argv[4], "NREC", 1 << 20),
+				  num(argv[5], "SIZE", MAX_SIZE), arg_long(argv[6], "START_MS"),
+				  arg_long(argv[7], "PACE_US"));
+	if (argc == 7 && !strcmp(cmd, "verify-appends"))
+		return verify(appended, argv[2], argv[3], num(argv[4], "NREC", 1 << 20),
+			      num(argv[5], "SIZE", MAX_SIZE), arg_long(argv[6], "WAIT_MS"));
 	if (argc == 5 && !strcmp(cmd, "init"))
 		return cmd_init(argv[2], num(argv[3], "NREC", 1 << 20),
 				num(argv[4], "SIZE", MAX_SIZE));
@@ -235,6 +316,8 @@ int main(int argc, char **argv)
 				 num(argv[5], "SIZE", MAX_SIZE), arg_long(argv[6], "EXPECT"));
 	fprintf(stderr, "usage: records write FILE PARITY NREC SIZE START_MS PACE_US LOCK\n"
 			"       records verify NAME FILE NREC SIZE WAIT_MS\n"
+			"       records append FILE PARITY NREC SIZE START_MS PACE_US\n"
+			"       records verify-appends NAME FILE NREC SIZE WAIT_MS\n"
 			"       records init FILE NREC SIZE\n"
 			"       records count FILE NREC SIZE ITERS\n"
 			"       records counters-check NAME FILE NREC SIZE EXPECT\n");
