@@ -160,7 +160,8 @@ struct inode {
 	 * app_hi: none), what of it a flush that then failed appended already,
 	 * and the daemon's O_APPEND descriptor for them (-1: none yet). */
 	uint64_t app_lo, app_hi, app_sent;
-	uint64_t app_ns; /* CLOCK_MONOTONIC when the region last grew */
+	uint64_t app_ns;    /* CLOCK_MONOTONIC when the region last grew */
+	uint64_t app_check; /* SOURCE's end after the last region flush, to check; 0: none */
 	int app_fd;
 	bool app_moved; /* atomic: a flush found bytes of another writer where ours were */
 	/* atomic: a request through the kernel's page cache was served since a
@@ -573,6 +574,7 @@ int cache_io_truncate_inode(struct accelfs *fs, struct inode *n, off_t size,
 void wb_open(struct open_file *of, int deferred_attr, int sync_attr);
 ssize_t wb_write(struct open_file *of, struct fuse_bufvec *in, off_t off);
 int wb_sync(struct open_file *of);
+int wb_fsync(struct open_file *of, int datasync);
 int wb_close(struct open_file *of);
 void wb_last_close(struct open_file *of);
 void wb_last_handle(struct inode *n);

@@ -593,10 +593,8 @@ static void accel_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 		fuse_reply_err(req, -(ret ? ret : lost_write_check(of)));
 		return;
 	}
-	ret = wb_sync(of);
+	ret = wb_fsync(of, datasync);
 	wb_append_kernel(of); /* no page of the file is held during FSYNC */
-	if (!ret)
-		ret = backend_fsync(of->fd, datasync);
 	if (of->fd_shared)
 		ret = fsync_shared_error(of, ret);
 	else if (!ret)

@@ -23,7 +23,9 @@
  *   - a request that crosses a bucket's end is written through (after the
  *     region): deferred, a part of it could be deferred and the rest not;
  *     a write of another handle at an offset sends the region first too;
- *   - after the write, SOURCE's size says where the region landed: if not
+ *   - after the write, SOURCE's size says where the region landed (asked
+ *     after the backend fsync where there is one: a network client that
+ *     writes behind answers it then without another round trip); if not
  *     where this host placed it, another writer's bytes came between, and
  *     what this host holds of the file (pool buffers, each handle's local
  *     buffers, the kernel's pages and size) is dropped, to be read again
@@ -139,7 +141,6 @@ ssize_t wb_append_flush(struct open_file *of, const void *buf, size_t len)
 	struct inode *n = of->inode;
 	size_t done = n->app_sent < len ? (size_t)n->app_sent : 0;
 	int fd = append_fd(of), err = 0;
-	struct stat st;
 	uid_t prev;
 
 	if (fd < 0)
@@ -160,11 +161,21 @@ ssize_t wb_append_flush(struct open_file *of, const void *buf, size_t len)
 		n->app_sent = done; /* on SOURCE already: not sent again */
 		return err;
 	}
-	/* SOURCE's end is where ours is, or another writer came between */
-	if (!fstat(fd, &st) && (uint64_t)st.st_size != n->app_hi)
-		wb_append_moved(of);
+	n->app_check = n->app_hi; /* where SOURCE's end should be now: wb_append_verify */
 	n->app_lo = n->app_hi = n->app_sent = 0;
 	return (ssize_t)len;
+}
+
+void wb_append_verify(struct open_file *of)
+{
+	struct inode *n = of->inode;
+	struct stat st;
+
+	/* SOURCE's end is where ours is, or another writer came between */
+	if (n->app_check && n->app_fd >= 0 && !fstat(n->app_fd, &st) &&
+	    (uint64_t)st.st_size != n->app_check)
+		wb_append_moved(of);
+	n->app_check = 0;
 }
 
 void wb_append_moved(struct open_file *of)

@@ -41,6 +41,9 @@ bool wb_append_hold(const struct inode *n);
 bool wb_append_is_region(const struct inode *n, uint64_t off, size_t len);
 /* Write the region (@buf, @len) to SOURCE at its end; @len or -errno. */
 ssize_t wb_append_flush(struct open_file *of, const void *buf, size_t len);
+/* After a flush of the region (and the backend fsync, if one follows):
+ * did it land where this host placed it? Else wb_append_moved(). */
+void wb_append_verify(struct open_file *of);
 /* A flush found another writer's bytes where ours were: drop what this
  * host holds of the file (the pool's copies now; the kernel's pages at
  * the next wb_append_kernel, where no request holds them). */
