@@ -22,7 +22,7 @@ cfs_pool app
 cfs_python
 mkdir m
 accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,shared=on,bucket_size=16K,flush_interval=60"
-grep -q "shared mode: on" "$ACCEL_LOG" || fail "shared=on is not in force: $(cat "$ACCEL_LOG")"
+accel_log_wait "shared mode: on" 30 || fail "shared=on is not in force: $(cat "$ACCEL_LOG")"
 
 app() {
 	"$PY" - "$@" <<'PY'

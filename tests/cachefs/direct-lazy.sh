@@ -14,7 +14,7 @@ cfs_init
 cfs_pool lazy
 mkdir m
 accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,shared=on"
-grep -q "shared mode: on" "$ACCEL_LOG" || fail "shared=on is not in force: $(cat "$ACCEL_LOG")"
+accel_log_wait "shared mode: on" 30 || fail "shared=on is not in force: $(cat "$ACCEL_LOG")"
 cfs_strace opens.txt openat,open
 for i in $(seq 50); do head -c 100000 /dev/urandom >"m/f$i" || fail "writing m/f$i"; done
 fills() { grep -v 'resumed>' opens.txt | grep O_DIRECT | grep -vc O_NOATIME; }
