@@ -22,11 +22,20 @@ mkdir "$base/src" "$base/mnt"
 mib=8
 
 resident() { fincore -nb -o RES "$1" | tr -d ' '; }
+# An open without FOPEN_KEEP_CACHE drops every page of the file
+# (invalidate_inode_pages2), so the bug this guards against leaves none.
+# Memory reclaim on a busy machine may take a few pages of a file just
+# written (seen in CI: 3 of 2,048 gone while another test ran): up to an
+# eighth missing is reclaim, not the mount.
 want_resident() {
 	local res
 	res=$(resident "$1")
-	[ "$res" -eq $((mib << 20)) ] ||
-		fail "${*:2}: $res bytes of $1 in the page cache after close, want $((mib << 20))"
+	[ "$res" -ge $((mib << 20)) ] && return
+	[ "$res" -ge $((mib << 20) * 7 / 8) ] && {
+		echo "note: ${*:2}: $(((mib << 20) - res)) bytes of $1 reclaimed after close"
+		return
+	}
+	fail "${*:2}: $res bytes of $1 in the page cache after close, want $((mib << 20))"
 }
 # write @1 through the mount as tar does: data, then its mtime, then close
 tar_like() {
