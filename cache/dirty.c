@@ -41,9 +41,10 @@ static bool dirty_take(struct pool_file *pf, uint32_t idx, uint32_t epoch)
 }
 
 /* Shard lock held: patch @len bytes at @boff into buffer @idx and make it dirty. */
-static void patch(struct pool *pool, uint32_t idx, size_t boff, const void *data, size_t len,
+static void patch(struct pool_file *pf, uint32_t idx, size_t boff, const void *data, size_t len,
 		  uint32_t owner)
 {
+	struct pool *pool = pf->pool;
 	struct pool_buf *b = &pool->bufs[idx];
 	uint8_t *d = pool_buf_data(pool, idx);
 	uint32_t seq = pool_buf_begin(b), blen = b->len;
@@ -63,6 +64,11 @@ static void patch(struct pool *pool, uint32_t idx, size_t boff, const void *data
 		b->dirty_lo = (uint32_t)boff;
 		b->dirty_hi = (uint32_t)(boff + len);
 		STORE(&b->dirty_ns, pool_now_ns());
+		/* what the buffer's dirty bytes are: appends, or bytes at an offset */
+		if (pf->append)
+			pool_buf_flags_set(b, POOL_BUF_F_APPEND);
+		else
+			pool_buf_flags_clear(b, POOL_BUF_F_APPEND);
 	}
 	/* DIRTY first: the lock-free scans never see the buffer without it */
 	pool_buf_flags_set(b, POOL_BUF_F_DIRTY);
@@ -73,6 +79,11 @@ static void patch(struct pool *pool, uint32_t idx, size_t boff, const void *data
 void pool_file_set_exact(struct pool_file *pf)
 {
 	pf->exact = true;
+}
+
+void pool_file_set_append(struct pool_file *pf)
+{
+	pf->append = true;
 }
 
 /* Shard lock held: would deferring [@boff, +@len) into @b widen its dirty range over a gap? */
@@ -122,7 +133,7 @@ int pool_dirty_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const v
 			      pool->bufs[idx].owner != owner
 			  ? 2
 			  : 1;
-		patch(pool, idx, boff, data, len, owner);
+		patch(pf, idx, boff, data, len, owner);
 	} else if (!base && !whole) {
 		ret = 0; /* the caller reads the bucket's current bytes and comes back */
 	} else if (base && __atomic_load_n(&fs->wseq, __ATOMIC_SEQ_CST) != wseq) {
@@ -133,7 +144,7 @@ int pool_dirty_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const v
 		pool_buf_install(pool, idx, pf, epoch, bucket, base ? base : data,
 				 base ? baselen : 0, 0);
 		if (dirty_take(pf, idx, epoch)) {
-			patch(pool, idx, boff, data, len, owner);
+			patch(pf, idx, boff, data, len, owner);
 			ret = 1;
 		} else {
 			pool_buf_drop(pool, idx);
@@ -267,6 +278,7 @@ ssize_t pool_dirty_copy(struct pool_file *pf, struct pool_dirty *d, uint32_t own
 		d->lo = lo;
 		d->hi = hi;
 		d->seq = b->seq;
+		d->append = (pool_buf_flags(b) & POOL_BUF_F_APPEND) != 0;
 		memcpy((uint8_t *)buf + lo, pool_buf_data(pool, idx) + lo, hi - lo);
 		ret = hi - lo;
 		if (!ret) { /* truncated away: nothing left to write */

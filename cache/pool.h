@@ -296,11 +296,21 @@ int pool_dirty_defer(struct pool_file *pf, uint64_t bucket, size_t boff, const v
  */
 void pool_file_set_exact(struct pool_file *pf);
 
+/*
+ * pool_file_set_append - this handle's deferred bytes are appends: the
+ * buffers it makes dirty are flagged POOL_BUF_F_APPEND, so that a recoverer
+ * (I9) writes them at SOURCE's end, where their owner would have, not at
+ * the offsets this host believed. The caller keeps such a handle's dirty
+ * buffers apart from offset writes (fuse/wb_append.c).
+ */
+void pool_file_set_append(struct pool_file *pf);
+
 /* One dirty bucket on its way to SOURCE. */
 struct pool_dirty {
 	uint64_t bucket;
 	uint32_t lo, hi; /* the bytes to write: [lo, hi) of the bucket */
 	uint32_t seq;	 /* the buffer's seq when they were copied */
+	bool append;	 /* POOL_BUF_F_APPEND: they go at SOURCE's end, in bucket order */
 };
 
 /* Up to @max dirty buckets of @pf owned by @owner, dirty since before @before_ns

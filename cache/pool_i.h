@@ -62,8 +62,10 @@ struct pool_file {
 	struct pool *pool;
 	uint32_t slot;
 	uint32_t idgen;
-	bool exact; /* set once after get: pool_dirty_defer never widens a dirty range
-		     * over bytes not written (pool_file_set_exact) */
+	bool exact;  /* set once after get: pool_dirty_defer never widens a dirty range
+		      * over bytes not written (pool_file_set_exact) */
+	bool append; /* set once after get: buffers made dirty are flagged
+		      * POOL_BUF_F_APPEND (pool_file_set_append) */
 };
 
 /* The segment is gone from under us: nothing in it may be used (guard.c). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pool_layout.h - the shared-memory layout of a global buffer pool, version 6.
+ * pool_layout.h - the shared-memory layout of a global buffer pool, version 7.
  *
  * This is the contract between every process that maps a pool: accelfs
  * daemons (read-write) and the monitor and tools (read-only). Everything here
@@ -132,7 +132,13 @@
  *     under its per-file lock, are never among them), writes them through
  *     its own O_WRONLY descriptor, fdatasync()s, and cleans them as an
  *     owner's flush does
- *     (I8). A recoverer that dies leaves its claimed buffers to the next.
+ *     (I8); the dirty bytes of a buffer flagged APPEND (deferred by an
+ *     O_APPEND handle of a shared-mode daemon: SOURCE's end may have
+ *     moved since, by another host's appends) are written, in bucket
+ *     order, with O_APPEND instead of at their offset, as their owner
+ *     would have. APPEND is set or cleared each time a buffer becomes
+ *     DIRTY and means nothing without it.
+ *     A recoverer that dies leaves its claimed buffers to the next.
  *     A write that fails hands them back to owner 0 (nobody: the next pass
  *     retries). Only when the file is provably not the same one (handle
  *     stale, dev/ino/type differ), or cannot be proved to be (no handle
@@ -164,7 +170,7 @@
 #define POOL_MAGIC 0x31424c4643434158ULL /* "XACCFLB1" little-endian */
 #define POOL_LAYOUT_VERSION                                                  \
 	6U /* 4: lock_timeouts; 5: file handle in the slot, dirty_recovered, \
-	    * passthrough counters; 6: fchain_seq */
+	    * passthrough counters; 6: fchain_seq; 7: POOL_BUF_F_APPEND */
 #define POOL_ENDIAN_TAG 0x01020304U
 #define POOL_NONE UINT32_MAX		  /* "no index" in chains and descriptors */
 #define POOL_PATH_LEN 64		  /* bytes of path kept per file, NUL included */
@@ -300,6 +306,7 @@ struct pool_fslot {
 /* Descriptor flags. */
 #define POOL_BUF_F_DIRTY 0x01	   /* newer than SOURCE: never evicted, written back by owner */
 #define POOL_BUF_F_PREFETCHED 0x02 /* filled by read-ahead and not read since */
+#define POOL_BUF_F_APPEND 0x04	   /* with DIRTY: appended at SOURCE's end, not at its offset */
 
 enum pool_buf_state {
 	POOL_BUF_FREE = 0,

@@ -17,6 +17,13 @@
  * bits) is never used: open_by_handle_at() ignores permissions, so it could
  * name any file on the device (docs/security.md).
  *
+ * Appends (POOL_BUF_F_APPEND: deferred by an O_APPEND handle of a daemon in
+ * shared mode) are written at SOURCE's end, as their owner would have:
+ * another host may have appended since, and at the offsets this host
+ * believed they would land over its records. A run of them in consecutive
+ * buckets goes as one write(2), so nothing another host appends lands
+ * inside it (the owner's region is two buckets at most).
+ *
  * This is the one place in cache/ that does I/O on SOURCE (pwrite,
  * fdatasync), through descriptors it opens itself, outside every lock.
  */
@@ -234,9 +241,61 @@ static int pwrite_all(int fd, const uint8_t *buf, size_t len, off_t off)
 	return 0;
 }
 
+/*
+ * Appends gathered for one write(2) at SOURCE's end: consecutive pieces, the
+ * next starting a bucket where the last ended one. @buf holds two buckets.
+ */
+struct appends {
+	uint8_t *buf;
+	size_t len, cap;
+	uint64_t next; /* the bucket a piece continuing the run must be in */
+};
+
+/* Write the gathered run with O_APPEND on @fd (its flag only for this write). */
+static int appends_out(int fd, struct appends *a)
+{
+	int fl = fcntl(fd, F_GETFL), err = 0;
+	size_t done = 0;
+
+	if (!a->len)
+		return 0;
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_APPEND))
+		return -errno;
+	while (done < a->len && !err) {
+		ssize_t w = write(fd, a->buf + done, a->len - done);
+
+		if (w > 0)
+			done += (size_t)w;
+		else if (w == 0 || errno != EINTR)
+			err = w < 0 ? -errno : -EIO;
+	}
+	if (fcntl(fd, F_SETFL, fl) && !err)
+		err = -errno;
+	a->len = 0;
+	return err;
+}
+
+/* Add bytes [lo, lo + len) of bucket @bucket (copied into @bbuf) to the run. */
+static int appends_add(int fd, struct appends *a, const struct pool_dirty *d, const uint8_t *bbuf,
+		       size_t len, uint32_t bsize)
+{
+	int err = 0;
+
+	/* not a continuation (or no room): what was gathered goes first */
+	if (a->len && (d->bucket != a->next || d->lo || a->len + len > a->cap))
+		err = appends_out(fd, a);
+	if (err)
+		return err;
+	memcpy(a->buf + a->len, bbuf + d->lo, len);
+	a->len += len;
+	/* a run goes on in the next bucket only from this one's end */
+	a->next = d->lo + len == bsize ? d->bucket + 1 : UINT64_MAX;
+	return 0;
+}
+
 /* One batch of @me's dirty buckets of @pf to @fd, synced, then cleaned. Returns cleaned or -errno.
  */
-static int write_batch(struct pool_file *pf, int fd, uint32_t me, uint8_t *buf)
+static int write_batch(struct pool_file *pf, int fd, uint32_t me, uint8_t *buf, struct appends *a)
 {
 	struct pool_dirty d[RECOVER_BATCH];
 	bool copied[RECOVER_BATCH];
@@ -248,10 +307,15 @@ static int write_batch(struct pool_file *pf, int fd, uint32_t me, uint8_t *buf)
 		copied[k] = len > 0;
 		if (len < 0)
 			err = (int)len;
+		else if (len > 0 && d[k].append)
+			err = appends_add(fd, a, &d[k], buf, (size_t)len, pf->pool->bsize);
 		else if (len > 0)
 			err = pwrite_all(fd, buf + d[k].lo, (size_t)len,
 					 (off_t)(d[k].bucket << pf->pool->bshift) + d[k].lo);
 	}
+	if (!err && n > 0)
+		err = appends_out(fd, a); /* before the sync: the batch is cleaned after it */
+	a->len = 0;
 	if (n < 0 || err)
 		return n < 0 ? n : err;
 	if (fdatasync(fd))
@@ -269,15 +333,21 @@ static int write_back(struct pool *pool, uint32_t f, const struct ident *id, int
 {
 	struct pool_file pf = { .pool = pool, .slot = f, .idgen = id->idgen };
 	uint8_t *buf = malloc(pool->bsize);
+	struct appends a = { .buf = malloc(2 * (size_t)pool->bsize),
+			     .cap = 2 * (size_t)pool->bsize };
 	int total = 0, ret = 0;
 
-	if (!buf)
+	if (!buf || !a.buf) {
+		free(buf);
+		free(a.buf);
 		return -ENOMEM;
+	}
 	for (int r = 0; r < RECOVER_ROUNDS && ret >= 0; r++) {
-		ret = write_batch(&pf, fd, me, buf);
+		ret = write_batch(&pf, fd, me, buf, &a);
 		total += ret > 0 ? ret : 0;
 	}
 	free(buf);
+	free(a.buf);
 	pool_dirty_end_clamp(&pf, UINT64_MAX); /* nothing deferred left: SOURCE's size */
 	return ret == -ENOENT || ret >= 0 ? total : ret;
 }

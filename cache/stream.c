@@ -51,6 +51,7 @@ struct stream {
 	uint64_t seq_next; /* lock: where a sequential reader's next read starts */
 	bool off;	   /* atomic: the cache may be stale for this file: bypass it */
 	bool exact;	   /* lock: deferred bytes keep exact ranges (stream_set_exact) */
+	bool append;	   /* lock: deferred bytes are appends (stream_set_append) */
 	struct pool_file_id id;
 	char *path;
 	/* The disk tier (stream_set_disk), or NULL; the rest under the lock. */
@@ -211,6 +212,8 @@ static int reopen(struct stream *st)
 	st->pf = pf;
 	if (st->exact)
 		pool_file_set_exact(pf);
+	if (st->append)
+		pool_file_set_append(pf);
 	local_invalidate(st->lc, UINT64_MAX);
 	st->disk_on = false; /* another slot, another wseq: until stream_revalidate */
 	return 0;
@@ -221,6 +224,14 @@ void stream_set_exact(struct stream *st)
 	pthread_mutex_lock(&st->lock);
 	st->exact = true;
 	pool_file_set_exact(st->pf);
+	pthread_mutex_unlock(&st->lock);
+}
+
+void stream_set_append(struct stream *st)
+{
+	pthread_mutex_lock(&st->lock);
+	st->append = true;
+	pool_file_set_append(st->pf);
 	pthread_mutex_unlock(&st->lock);
 }
 

@@ -72,6 +72,12 @@ int stream_invalidate(struct stream *st);
  */
 void stream_set_exact(struct stream *st);
 
+/*
+ * stream_set_append - deferred writes of @st are appends: a recoverer writes
+ * them at the backend's end if their owner dies (pool_file_set_append).
+ */
+void stream_set_append(struct stream *st);
+
 /* Write @len bytes at @off of the backing file; short only on error. */
 typedef ssize_t (*stream_write_fn)(void *arg, const void *buf, size_t len, uint64_t off);
 

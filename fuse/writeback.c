@@ -72,6 +72,8 @@ void wb_open(struct open_file *of, int deferred_attr, int sync_attr)
 	if (of->defer && (fl & O_APPEND) && !wb_append_usable(pool_bucket_size(of->fs->pool)))
 		of->defer = false;
 	of->append = of->defer && (fl & O_APPEND);
+	if (of->append) /* recovered at SOURCE's end if this daemon dies */
+		stream_set_append(of->stream);
 	if (!of->relaxed || !writes)
 		return;
 	if (of->stream)

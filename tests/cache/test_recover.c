@@ -107,6 +107,59 @@ static void defer_and_die(struct pool *pool, const struct pool_file_id *id, unsi
 	CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/*
+ * A daemon that defers whole buckets [@first, @first + @n) of @id as @c, as
+ * appends (pool_file_set_append) if @append, and dies before writing them.
+ */
+static void defer_and_die_at(struct pool *pool, const struct pool_file_id *id, unsigned int first,
+			     unsigned int n, char c, bool append)
+{
+	pid_t child = fork();
+	int status;
+
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		struct pool_file *pf;
+		int bad = pool_file_get(pool, id, "f", 0, &pf);
+
+		if (!bad && append)
+			pool_file_set_append(pf);
+		for (unsigned int b = first; b < first + n && !bad; b++)
+			bad = defer(pf, b, c, (uint32_t)getpid()) != 1;
+		_exit(bad);
+	}
+	CU_ASSERT_FATAL(waitpid(child, &status, 0) == child);
+	CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Append @n buckets of @c to file @name directly, as another host would; its size after. */
+static off_t append_direct(const char *name, unsigned int n, char c)
+{
+	char path[128], buf[BS];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	memset(buf, c, sizeof(buf));
+	fd = open(path, O_WRONLY | O_APPEND);
+	CU_ASSERT_FATAL(fd >= 0);
+	for (unsigned int i = 0; i < n; i++)
+		CU_ASSERT_FATAL(write(fd, buf, BS) == BS);
+	CU_ASSERT_FATAL(fstat(fd, &st) == 0);
+	close(fd);
+	return st.st_size;
+}
+
+static off_t size_of(const char *name)
+{
+	char path[128];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	CU_ASSERT_FATAL(stat(path, &st) == 0);
+	return st.st_size;
+}
+
 struct tally {
 	uint32_t recovered, lost, files;
 	const char *why;
@@ -164,6 +217,45 @@ static void test_written_back(void)
 	CU_ASSERT_EQUAL(counter(pool, POOL_C_DIRTY_RECOVERED), 3);
 	CU_ASSERT_EQUAL(pool_fslot_ndirty(slot_of(pool, &id)), 0);
 	CU_ASSERT_EQUAL(pool_recover_all(pool, note_fn, &t), 0); /* nothing left */
+	pool_close(pool);
+}
+
+/*
+ * A dead daemon's deferred appends go to SOURCE's end, not to the offsets it
+ * believed: another host appended meanwhile, and its record is kept, ours
+ * after it, in order. The flag lasts only as long as the dirty bytes: the
+ * same buffer made dirty again by an offset write is written at its offset.
+ */
+static void test_appends_at_end(void)
+{
+	struct pool *pool = ct_open(ct_name("rc-append"), BS, NBUFS);
+	struct tally t = { 0 };
+	struct pool_file_id id;
+	struct handle fh;
+
+	CU_ASSERT_FATAL(pool != NULL);
+	make_file("app", 'O', 1, &id, &fh);
+	/* ours: buckets 1 and 2, appended after the file's one bucket */
+	defer_and_die_at(pool, &id, 1, 2, 'N', true);
+	/* another host's, meanwhile: where ours would have gone */
+	CU_ASSERT_FATAL(append_direct("app", 1, 'X') == 2 * BS);
+	CU_ASSERT_EQUAL(pool_recover_all(pool, note_fn, &t), 2);
+	CU_ASSERT_EQUAL(t.recovered, 2);
+	CU_ASSERT_EQUAL(t.lost, 0);
+	CU_ASSERT_EQUAL(size_of("app"), 4 * BS);
+	CU_ASSERT(bucket_is("app", 0, 'O'));
+	CU_ASSERT(bucket_is("app", 1, 'X')); /* the other host's record kept */
+	CU_ASSERT(bucket_is("app", 2, 'N'));
+	CU_ASSERT(bucket_is("app", 3, 'N'));
+	CU_ASSERT_EQUAL(pool_fslot_ndirty(slot_of(pool, &id)), 0);
+
+	/* bucket 1's buffer again, dirty from an offset write this time */
+	memset(&t, 0, sizeof(t));
+	defer_and_die_at(pool, &id, 1, 1, 'Z', false);
+	CU_ASSERT_EQUAL(pool_recover_all(pool, note_fn, &t), 1);
+	CU_ASSERT_EQUAL(size_of("app"), 4 * BS);
+	CU_ASSERT(bucket_is("app", 1, 'Z'));
+	CU_ASSERT(bucket_is("app", 3, 'N'));
 	pool_close(pool);
 }
 
@@ -390,6 +482,7 @@ int main(void)
 		return 1;
 	CU_add_test(s, "a dead owner's buffers written back", test_written_back);
 	CU_add_test(s, "a failed write-back kept for the next pass", test_write_fails_kept);
+	CU_add_test(s, "a dead owner's appends go at SOURCE's end", test_appends_at_end);
 	CU_add_test(s, "handle length beyond the field: dropped", test_long_handle);
 	CU_add_test(s, "bogus handle type: dropped", test_bogus_type);
 	CU_add_test(s, "the handle of another file: dropped, it untouched", test_other_file);

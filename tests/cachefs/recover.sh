@@ -21,10 +21,14 @@
 #             take 4 minutes), SOURCE's file touched meanwhile: the peer's
 #             open of the file, or its truncate(2) by path (as nobody, in a
 #             directory nobody may write: recovery runs with the daemon's
-#             rights), writes the records back first.
+#             rights), writes the records back first;
+#   append    shared=on: 40 records appended (O_APPEND) and deferred, the
+#             daemon killed, another writer appends one record to SOURCE
+#             (another host): the remount appends ours after it, in order,
+#             where the old recovery wrote them at their offsets, over it.
 set -u
 . "$(dirname "$0")/lib.sh"
-case=${1:?usage: recover.sh remount|tool|replaced|reused|shared|open|truncate}
+case=${1:?usage: recover.sh remount|tool|replaced|reused|shared|open|truncate|append}
 cfs_init
 cfs_pool rec
 command -v python3 >/dev/null || skip "python3 is needed to drive record I/O"
@@ -41,6 +45,18 @@ def r(i, v=0): return b"%0127d\n" % (i + v * 10**9)  # 128 bytes: none crosses a
 cmd, path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 if cmd == "old":
     open(path, "wb").write(b"".join(r(i, 1) for i in range(n)))
+elif cmd == "append":  # @n records appended, held open until ./stop
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    for i in range(n): os.write(fd, r(i, 2))
+    open(sys.argv[4], "w").close()
+    for _ in range(400):
+        if os.path.exists("stop"): break
+        time.sleep(0.05)
+elif cmd == "appended":  # 3 old, 1 of another host, then @n of ours
+    want = b"".join(r(i, 1) for i in range(3)) + r(7, 3) + b"".join(r(i, 2) for i in range(n))
+    got = open(path, "rb").read()
+    assert got == want, f"{path}: {len(got)} bytes, want {len(want)}; the other " \
+        f"writer's record {'kept' if r(7, 3) in got else 'overwritten'}"
 elif cmd == "hold":  # every record rewritten in place, backwards (a sequential
     fd = os.open(path, os.O_WRONLY)  # writer's full buckets are flushed at once)
     for i in reversed(range(n)): os.pwrite(fd, r(i), i * 128)
@@ -182,6 +198,26 @@ case_open() {
 	rec check src/F $N || fail "the peer's open did not write the records back"
 	grep -q "src/F (dev .*written back" "$peer_log" || fail "no log line: $(cat "$peer_log")"
 	echo "PASS: a live peer's open wrote $(pstat dirty_recovered) buffers back"
+}
+
+case_append() {
+	accel_mount "$PWD/src" "$PWD/mA" -o "$opts,shared=on"
+	local victim=$ACCEL_PID
+	accel_log_wait "shared mode: on" 30 || fail "shared=on is not in force: $(cat "$ACCEL_LOG")"
+	rec old src/F 3
+	cfs_bg rec append mA/F 40 ready
+	for _ in $(seq 200); do [ -e ready ] && break; sleep 0.05; done
+	[ -e ready ] || fail "the appender did not get through its records"
+	[ "$(pstat deferred_writes)" -ge 40 ] || fail "$(pstat deferred_writes) appends deferred"
+	[ "$(stat -c %s src/F)" = $((3 * 128)) ] || fail "SOURCE has some appends before the kill"
+	cfs_kill9 "$PWD/mA" "$victim"
+	touch stop
+	wait "$CFS_BG" 2>/dev/null
+	printf '%0127d\n' 3000000007 >>src/F # another host's record, where ours were to go
+	remount_b shared=on
+	rec appended src/F 40 || fail "a dead daemon's appends were not put after another host's"
+	[ "$(pstat dirty_lost)" = 0 ] || fail "dirty_lost $(pstat dirty_lost): appends dropped"
+	echo "PASS: a SIGKILLed daemon's 40 deferred appends went after another writer's record"
 }
 
 case_truncate() {
