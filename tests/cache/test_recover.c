@@ -88,25 +88,6 @@ static int defer(struct pool_file *pf, unsigned int b, char c, uint32_t owner)
 	return ret;
 }
 
-/* A daemon that defers buckets [0, @n) of @id as @c and dies before writing them back. */
-static void defer_and_die(struct pool *pool, const struct pool_file_id *id, unsigned int n, char c)
-{
-	pid_t child = fork();
-	int status;
-
-	CU_ASSERT_FATAL(child >= 0);
-	if (child == 0) {
-		struct pool_file *pf;
-		int bad = pool_file_get(pool, id, "f", 0, &pf);
-
-		for (unsigned int b = 0; b < n && !bad; b++)
-			bad = defer(pf, b, c, (uint32_t)getpid()) != 1;
-		_exit(bad);
-	}
-	CU_ASSERT_FATAL(waitpid(child, &status, 0) == child);
-	CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
 /*
  * A daemon that defers whole buckets [@first, @first + @n) of @id as @c, as
  * appends (pool_file_set_append) if @append, and dies before writing them.
@@ -130,6 +111,12 @@ static void defer_and_die_at(struct pool *pool, const struct pool_file_id *id, u
 	}
 	CU_ASSERT_FATAL(waitpid(child, &status, 0) == child);
 	CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A daemon that defers buckets [0, @n) of @id as @c and dies before writing them back. */
+static void defer_and_die(struct pool *pool, const struct pool_file_id *id, unsigned int n, char c)
+{
+	defer_and_die_at(pool, id, 0, n, c, false);
 }
 
 /* Append @n buckets of @c to file @name directly, as another host would; its size after. */
