@@ -319,6 +319,39 @@ int pool_dirty_clean(struct pool_file *pf, const struct pool_dirty *d, uint32_t 
 	return ret;
 }
 
+int pool_dirty_sent(struct pool_file *pf, uint64_t lo, uint64_t upto, uint32_t owner)
+{
+	struct pool *pool = pf->pool;
+	int n = 0, err = pool_buf_file_check(pf);
+
+	if (err)
+		return err;
+	for (uint64_t b = lo >> pool->bshift; upto > lo && b <= (upto - 1) >> pool->bshift; b++) {
+		uint32_t s = pool_shard_of(pool, pf->slot, b), idx;
+		uint64_t in = upto - (b << pool->bshift);
+		uint32_t cut = in >= pool->bsize ? pool->bsize : (uint32_t)in;
+
+		if ((err = pool_shard_lock(pool, s)))
+			return err;
+		idx = find_dirty(pf, s, b, owner);
+		if (idx != POOL_NONE) {
+			struct pool_buf *bf = &pool->bufs[idx];
+			uint32_t seq = pool_buf_begin(bf);
+
+			if (cut >= bf->dirty_hi) { /* all of it went */
+				pool_buf_flags_clear(bf, POOL_BUF_F_DIRTY);
+				pool_fslot_dirty_add(pool_fslot(pf), -1);
+				n++;
+			} else if (cut > bf->dirty_lo) {
+				bf->dirty_lo = cut;
+			}
+			pool_buf_end(bf, seq);
+		}
+		pool_shard_unlock(pool, s);
+	}
+	return n;
+}
+
 uint32_t pool_dirty_count(struct pool_file *pf)
 {
 	return pool_buf_file_check(pf) ? 0 : pool_fslot_ndirty(pool_fslot(pf));

@@ -327,6 +327,14 @@ ssize_t pool_dirty_copy(struct pool_file *pf, struct pool_dirty *d, uint32_t own
 int pool_dirty_clean(struct pool_file *pf, const struct pool_dirty *d, uint32_t owner);
 
 /*
+ * Bytes [@lo, @upto) of the file, deferred by @owner, reached SOURCE by
+ * another way than a flush of whole buffers (a write that failed after part
+ * of them went): they are no longer dirty, so no flush or recoverer writes
+ * them again. Returns buffers cleaned, or -errno.
+ */
+int pool_dirty_sent(struct pool_file *pf, uint64_t lo, uint64_t upto, uint32_t owner);
+
+/*
  * Where deferred data ends and when it was last written, published in the
  * file's slot so stat in every mount shows it: _set raises the end (max);
  * _clamp lowers it to @size (truncate), or to 0 once nothing is dirty;

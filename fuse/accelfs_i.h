@@ -157,9 +157,10 @@ struct inode {
 	int wb_fd; /* wb_lock: the daemon's own O_WRONLY descriptor for write-back, -1: none yet */
 	/* Deferred appends (wb_append.c), under wb_lock: the region
 	 * [app_lo, app_hi) of the file where this mount placed them (app_lo ==
-	 * app_hi: none), what of it a flush that then failed appended already,
-	 * and the daemon's O_APPEND descriptor for them (-1: none yet). */
-	uint64_t app_lo, app_hi, app_sent;
+	 * app_hi: none; a flush that failed after part of it went moves app_lo
+	 * past that part), and the daemon's O_APPEND descriptor for them (-1:
+	 * none yet). */
+	uint64_t app_lo, app_hi;
 	uint64_t app_ns;    /* CLOCK_MONOTONIC when the region last grew */
 	uint64_t app_check; /* SOURCE's end after the last region flush, to check; 0: none */
 	int app_fd;

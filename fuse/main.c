@@ -345,7 +345,10 @@ static int setup_signals(void)
 	sigemptyset(&ign.sa_mask);
 	if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL) ||
 	    sigaction(SIGHUP, &sa, NULL) || sigaction(SIGUSR2, &wake, NULL) ||
-	    sigaction(SIGPIPE, &ign, NULL))
+	    sigaction(SIGPIPE, &ign, NULL) ||
+	    /* a write past RLIMIT_FSIZE fails with EFBIG, reported to its
+	     * writer; the signal would kill the daemon and its deferred bytes */
+	    sigaction(SIGXFSZ, &ign, NULL))
 		return fail("sigaction: %s", strerror(errno));
 	return 0;
 }

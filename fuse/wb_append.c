@@ -30,9 +30,10 @@
  *     what this host holds of the file (pool buffers, each handle's local
  *     buffers, the kernel's pages and size) is dropped, to be read again
  *     from SOURCE;
- *   - a flush that fails after part of the region went remembers how much
- *     (app_sent) and sends only the rest next time, so no record is
- *     appended twice.
+ *   - a flush that fails after part of the region went takes that part out
+ *     of the region and of the pool's dirty ranges (pool_dirty_sent), so
+ *     neither the next flush nor a recoverer, should the daemon die,
+ *     appends a record twice.
  *
  * What another host sees is what it sees of the bare mount's write-behind:
  * the records at SOURCE's end, in the order written, at the latest at the
@@ -97,10 +98,8 @@ void wb_append_deferred(struct open_file *of, uint64_t off, uint64_t end)
 
 	if (!of->append)
 		return;
-	if (!has_region(n)) {
+	if (!has_region(n))
 		n->app_lo = off;
-		n->app_sent = 0;
-	}
 	n->app_hi = end;
 	n->app_ns = mono_ns();
 }
@@ -136,10 +135,10 @@ static int append_fd(struct open_file *of)
 	return n->app_fd;
 }
 
-ssize_t wb_append_flush(struct open_file *of, const void *buf, size_t len)
+ssize_t wb_append_flush(struct open_file *of, const void *buf, size_t len, uint32_t owner)
 {
 	struct inode *n = of->inode;
-	size_t done = n->app_sent < len ? (size_t)n->app_sent : 0;
+	size_t done = 0;
 	int fd = append_fd(of), err = 0;
 	uid_t prev;
 
@@ -157,12 +156,15 @@ ssize_t wb_append_flush(struct open_file *of, const void *buf, size_t len)
 	}
 	creds_write_done(prev);
 	times_source_moved(n);
-	if (err) {
-		n->app_sent = done; /* on SOURCE already: not sent again */
+	/* what went is on SOURCE: out of the region and the pool's dirty bytes,
+	 * never appended again (if the pool refuses, it is lost anyway) */
+	if (err && done &&
+	    pool_dirty_sent(stream_file(of->stream), n->app_lo, n->app_lo + done, owner) >= 0)
+		n->app_lo += done;
+	if (err)
 		return err;
-	}
 	n->app_check = n->app_hi; /* where SOURCE's end should be now: wb_append_verify */
-	n->app_lo = n->app_hi = n->app_sent = 0;
+	n->app_lo = n->app_hi = 0;
 	return (ssize_t)len;
 }
 

@@ -39,8 +39,9 @@ bool wb_append_full(const struct inode *n, uint64_t bsize);
 bool wb_append_hold(const struct inode *n);
 /* Is the run of @len bytes at @off the file's whole append region? */
 bool wb_append_is_region(const struct inode *n, uint64_t off, size_t len);
-/* Write the region (@buf, @len) to SOURCE at its end; @len or -errno. */
-ssize_t wb_append_flush(struct open_file *of, const void *buf, size_t len);
+/* Write the region (@buf, @len), deferred by @owner, to SOURCE at its end;
+ * @len or -errno (what went before the error is no longer in the region). */
+ssize_t wb_append_flush(struct open_file *of, const void *buf, size_t len, uint32_t owner);
 /* After a flush of the region (and the backend fsync, if one follows):
  * did it land where this host placed it? Else wb_append_moved(). */
 void wb_append_verify(struct open_file *of);

@@ -208,7 +208,7 @@ static ssize_t flush_write_fn(void *arg, const void *buf, size_t len, uint64_t o
 	struct open_file *of = arg;
 
 	if (wb_append_is_region(of->inode, off, len))
-		return wb_append_flush(of, buf, len);
+		return wb_append_flush(of, buf, len, owner);
 	return backend_write_fn(arg, buf, len, off);
 }
 

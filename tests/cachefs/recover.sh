@@ -25,10 +25,15 @@
 #   append    shared=on: 40 records appended (O_APPEND) and deferred, the
 #             daemon killed, another writer appends one record to SOURCE
 #             (another host): the remount appends ours after it, in order,
-#             where the old recovery wrote them at their offsets, over it.
+#             where the old recovery wrote them at their offsets, over it;
+#   append-cut  the same, but the writer's fsync sends the 40 and SOURCE
+#             takes only 20 (the daemon's RLIMIT_FSIZE, set with prlimit):
+#             fsync fails, the daemon is killed, and the remount appends
+#             the 20 left once, after the other writer's record; the old
+#             daemon died of SIGXFSZ and its recovery appended all 40 again.
 set -u
 . "$(dirname "$0")/lib.sh"
-case=${1:?usage: recover.sh remount|tool|replaced|reused|shared|open|truncate|append}
+case=${1:?usage: recover.sh remount|tool|replaced|reused|shared|open|truncate|append|append-cut}
 cfs_init
 cfs_pool rec
 command -v python3 >/dev/null || skip "python3 is needed to drive record I/O"
@@ -45,15 +50,24 @@ def r(i, v=0): return b"%0127d\n" % (i + v * 10**9)  # 128 bytes: none crosses a
 cmd, path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 if cmd == "old":
     open(path, "wb").write(b"".join(r(i, 1) for i in range(n)))
-elif cmd == "append":  # @n records appended, held open until ./stop
+elif cmd in ("append", "append-fsync"):  # @n records appended, held open until ./stop
     fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     for i in range(n): os.write(fd, r(i, 2))
-    open(sys.argv[4], "w").close()
+    res = "no fsync"
+    if cmd == "append-fsync":
+        try:
+            os.fsync(fd); res = "fsync succeeded"
+        except OSError as e:
+            res = "fsync failed: " + os.strerror(e.errno)
+    open(sys.argv[4], "w").write(res)
     for _ in range(400):
         if os.path.exists("stop"): break
         time.sleep(0.05)
-elif cmd == "appended":  # 3 old, 1 of another host, then @n of ours
-    want = b"".join(r(i, 1) for i in range(3)) + r(7, 3) + b"".join(r(i, 2) for i in range(n))
+elif cmd == "appended":  # 3 old, [@cut of ours,] 1 of another host, then the rest of @n
+    cut = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    ours = [r(i, 2) for i in range(n)]
+    want = b"".join(r(i, 1) for i in range(3)) + b"".join(ours[:cut]) + r(7, 3) + \
+        b"".join(ours[cut:])
     got = open(path, "rb").read()
     assert got == want, f"{path}: {len(got)} bytes, want {len(want)}; the other " \
         f"writer's record {'kept' if r(7, 3) in got else 'overwritten'}"
@@ -220,6 +234,31 @@ case_append() {
 	echo "PASS: a SIGKILLed daemon's 40 deferred appends went after another writer's record"
 }
 
+case_append_cut() {
+	command -v prlimit >/dev/null || skip "prlimit (util-linux) is not installed"
+	accel_mount "$PWD/src" "$PWD/mA" -o "$opts,shared=on"
+	local victim=$ACCEL_PID
+	accel_log_wait "shared mode: on" 30 || fail "shared=on is not in force: $(cat "$ACCEL_LOG")"
+	rec old src/F 3
+	# SOURCE takes 20 of the 40 records the fsync sends, then EFBIG
+	prlimit --pid "$victim" --fsize=$(((3 + 20) * 128)) || fail "prlimit on the daemon failed"
+	cfs_bg rec append-fsync mA/F 40 ready
+	for _ in $(seq 200); do [ -s ready ] && break; sleep 0.05; done
+	[ -s ready ] || fail "the appender did not get through its records and fsync"
+	grep -q "fsync failed" ready || fail "the writer's fsync: $(cat ready), want it to fail"
+	kill -0 "$victim" 2>/dev/null || fail "the daemon died of the limit (SIGXFSZ)"
+	[ "$(stat -c %s src/F)" = $(((3 + 20) * 128)) ] ||
+		fail "SOURCE has $(stat -c %s src/F) bytes, want the first 20 appends there"
+	cfs_kill9 "$PWD/mA" "$victim"
+	touch stop
+	wait "$CFS_BG" 2>/dev/null
+	printf '%0127d\n' 3000000007 >>src/F # another host's record after the 20
+	remount_b shared=on
+	rec appended src/F 40 20 || fail "the 20 appends left were not put once after another host's"
+	[ "$(pstat dirty_lost)" = 0 ] || fail "dirty_lost $(pstat dirty_lost): appends dropped"
+	echo "PASS: a flush cut after 20 of 40 appends, then kill -9: the other 20 appended once"
+}
+
 case_truncate() {
 	command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
 	command -v perl >/dev/null || skip "perl is not installed"
@@ -234,4 +273,4 @@ case_truncate() {
 	echo "PASS: a live peer's truncate(2), as nobody, wrote $(pstat dirty_recovered) buffers back"
 }
 
-"case_$case"
+"case_${case//-/_}"
