@@ -258,6 +258,36 @@ static void test_flush_error_kept(void)
 	env_close(&e);
 }
 
+/*
+ * Bytes that reached SOURCE by another way (pool_dirty_sent: a region write
+ * cut short) are no longer dirty: a bucket sent whole is clean, the next
+ * one keeps only its rest, another owner's bucket is left alone, and the
+ * next flush writes the rest alone.
+ */
+static void test_sent_part(void)
+{
+	char rec[101];
+	struct env e;
+
+	env_open(&e, "dw-sent", 0);
+	memset(rec, 'r', 100);
+	rec[100] = '\0';
+	for (uint64_t off = 0; off < 4400; off += 100) /* 44 records, one across a bucket's end */
+		CU_ASSERT_EQUAL(dwrite(&e, rec, off, 1000), 100);
+	CU_ASSERT_EQUAL(dwrite(&e, "other", 3 * BS, 2000), 5);
+	CU_ASSERT_EQUAL(stream_dirty(e.st), 3);
+	/* the first bucket and 150 bytes of the second went */
+	CU_ASSERT_EQUAL(pool_dirty_sent(stream_file(e.st), 0, BS + 150, 1000), 1);
+	CU_ASSERT_EQUAL(stream_dirty(e.st), 2);
+	CU_ASSERT_EQUAL(pool_dirty_sent(stream_file(e.st), 0, 0, 1000), 0); /* nothing */
+	CU_ASSERT_EQUAL(stream_flush(e.st, 1000, UINT64_MAX, fake_write, e.f), 0);
+	CU_ASSERT_EQUAL(e.f->nwrites, 1);
+	CU_ASSERT_EQUAL(e.f->woff[0], BS + 150);
+	CU_ASSERT_EQUAL(e.f->wlen[0], 4400 - (BS + 150));
+	CU_ASSERT_EQUAL(stream_dirty(e.st), 1); /* owner 2000's */
+	env_close(&e);
+}
+
 /* Rewritten while on its way to SOURCE: stays dirty, and the next flush carries it. */
 static void test_rewrite_during_flush(void)
 {
@@ -645,6 +675,7 @@ int main(void)
 	CU_add_test(s, "buckets apart split, holes are zeros", test_split_and_holes);
 	CU_add_test(s, "dirty buckets are never evicted", test_never_evicted);
 	CU_add_test(s, "a failed flush keeps the data", test_flush_error_kept);
+	CU_add_test(s, "bytes sent by another way are clean", test_sent_part);
 	CU_add_test(s, "rewritten during a flush stays dirty", test_rewrite_during_flush);
 	CU_add_test(s, "timed flush and truncation", test_age_and_truncate);
 	CU_add_test(s, "flush of the buckets below a limit", test_flush_below);
