@@ -31,8 +31,13 @@
 #            (never made: it is the system's). Runs in a
 #            mount namespace of its own with a tmpfs on /var/cache, so the
 #            host's /var/cache is never touched
+#   auto-user  the same for a daemon that is not root (nobody, in a mount
+#            namespace with a /dev/fuse it may open): with neither HOME nor
+#            XDG_CACHE_HOME the mount works without the tier and says why in
+#            one line; with HOME, ~/.cache/accelfs is made 0700 and used;
+#            XDG_CACHE_HOME/accelfs before it
 set -u
-if [ "${1:-}" = auto ] && [ -z "${DISK_AUTO_NS:-}" ]; then
+if [[ ${1:-} = auto* ]] && [ -z "${DISK_AUTO_NS:-}" ]; then
 	[ "$(id -u)" = 0 ] || { echo "SKIP: auto needs root (a mount namespace, /var/cache)"; exit 77; }
 	unshare -m true 2>/dev/null || { echo "SKIP: no mount namespaces here (unshare -m)"; exit 77; }
 	DISK_AUTO_NS=1 exec unshare -m --propagation private bash "$0" "$@"
@@ -40,7 +45,7 @@ fi
 . "$(dirname "$0")/lib.sh"
 cfs_init
 cfs_pool disk
-case=${1:?usage: disk-tier.sh restart|change|torn|evict|write|full|trust|auto}
+case=${1:?usage: disk-tier.sh restart|change|torn|evict|write|full|trust|auto|auto-user}
 DC=$PWD/dc
 ENTRIES=$DC/accelfs-disk-v2
 opts="kernel_cache=never,pool=$POOL,global_cache=16M,bucket_size=64K,local_buffers=0,pool_keep=no,disk_cache=$DC"
@@ -323,6 +328,73 @@ auto)
 	auto_off "no /var/cache" "/var/cache: No such file or directory"
 	[ ! -e /var/cache ] || fail "disk_cache=auto made /var/cache (mode $(stat -c %a /var/cache))"
 	echo "PASS: disk_cache=auto is off on a local SOURCE, on in $ADIR on a shared one, sized to fit, off with a warning where /var/cache is too small or missing"
+	;;
+auto-user)
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+	command -v fusermount3 >/dev/null || skip "fusermount3 is not installed"
+	# a /dev/fuse that nobody may open, in this namespace only (detached
+	# before the cleanup, which leaves a directory with a mount from it;
+	# lazily: nobody's daemon may still hold it open)
+	{ mknod -m 0666 fuse c 10 229 && mount --bind fuse /dev/fuse; } 2>/dev/null ||
+		skip "cannot give nobody a /dev/fuse in this mount namespace"
+	trap 'rc=$?; umount -l /dev/fuse 2>/dev/null; (exit $rc); cfs_cleanup' EXIT
+	chmod 0755 "$PWD"
+	mkdir mu home xdg
+	chown nobody mu home xdg
+	UPOOL=/accel-t-disk-user-$$
+	CFS_POOLS="$CFS_POOLS $UPOOL"
+	uopts="shared=on,disk_cache=auto,pool=$UPOOL,pool_keep=no,kernel_cache=never"
+	"$CFSIO" gen src/F $((1 << 20)) || fail "cannot create src/F"
+	# user_up [VAR=VALUE...]: the daemon as nobody, in the foreground, with
+	# only PATH and the variables given in its environment
+	user_up() {
+		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@" setpriv --reuid=nobody \
+			--regid=nogroup --clear-groups "$ACCELFS" -f "$PWD/src" "$PWD/mu" \
+			-o "$uopts" 2>ulog &
+		UPID=$!
+		ACCEL_PIDS="$ACCEL_PIDS $UPID"
+		ACCEL_MNTS="$ACCEL_MNTS $PWD/mu"
+		for _ in $(seq 200); do
+			accel_is_mounted "$PWD/mu" && break
+			kill -0 "$UPID" 2>/dev/null || fail "nobody's mount ($*) failed: $(cat ulog)"
+			sleep 0.05
+		done
+		accel_is_mounted "$PWD/mu" || fail "nobody's mount ($*) is not up after 10 s"
+		# nobody's mount (no allow_other) answers nobody alone, root included
+		setpriv --reuid=nobody --regid=nogroup --clear-groups cmp mu/F src/F ||
+			fail "read of F through nobody's mount ($*) differs"
+	}
+	user_down() {
+		umount "$PWD/mu" || fail "cannot unmount nobody's mount"
+		accel_wait_exit "$UPID" 15 || fail "nobody's daemon did not exit after unmount"
+		[ ! -e "/dev/shm$UPOOL" ] || fail "pool_keep=no left nobody's pool behind"
+	}
+	# tier DIR: the daemon said it keeps its tier in DIR, and F's read put
+	# entries there (the tier's writer is in the background: up to 5 s)
+	tier() {
+		grep -qF "disk_cache=auto: $1, " ulog || return 1
+		for _ in $(seq 100); do
+			[ -n "$(find "$1/accelfs-disk-v2" -type f 2>/dev/null)" ] && return 0
+			sleep 0.05
+		done
+		return 1
+	}
+	user_up
+	grep -q "disk_cache=auto: /" ulog && fail "no HOME, no XDG_CACHE_HOME: a disk tier anyway"
+	grep -qF "disk_cache=auto: running without the disk tier: no HOME to keep it in" ulog ||
+		fail "no one-line reason without HOME: $(cat ulog)"
+	user_down
+	user_up HOME="$PWD/home"
+	tier "$PWD/home/.cache/accelfs" || fail "HOME=$PWD/home: no disk tier there: $(cat ulog)"
+	[ "$(stat -c '%a %U' home/.cache/accelfs)" = "700 nobody" ] ||
+		fail "home/.cache/accelfs: $(stat -c '%a %U' home/.cache/accelfs 2>&1), want 700 nobody"
+	user_down
+	user_up HOME="$PWD/home" XDG_CACHE_HOME="$PWD/xdg"
+	tier "$PWD/xdg/accelfs" || fail "XDG_CACHE_HOME=$PWD/xdg: no disk tier there: $(cat ulog)"
+	[ "$(stat -c '%a %U' xdg/accelfs)" = "700 nobody" ] ||
+		fail "xdg/accelfs: $(stat -c '%a %U' xdg/accelfs 2>&1), want 700 nobody"
+	user_down
+	echo "PASS: disk_cache=auto for nobody: none without HOME (one line), ~/.cache/accelfs, then \$XDG_CACHE_HOME/accelfs, each made 0700"
 	;;
 *)
 	fail "unknown case $case"
