@@ -248,11 +248,16 @@ static int pwrite_all(int fd, const uint8_t *buf, size_t len, off_t off)
 struct appends {
 	uint8_t *buf;
 	size_t len, cap;
-	uint64_t next; /* the bucket a piece continuing the run must be in */
+	uint64_t start; /* the file offset its owner gave the run's first byte */
+	uint64_t next;	/* the bucket a piece continuing the run must be in */
 };
 
-/* Write the gathered run with O_APPEND on @fd (its flag only for this write). */
-static int appends_out(int fd, struct appends *a)
+/*
+ * Write the gathered run with O_APPEND on @fd (its flag only for this
+ * write). A write SOURCE took part of: that part is no longer dirty
+ * (pool_dirty_sent), so the next pass appends only the rest.
+ */
+static int appends_out(struct pool_file *pf, uint32_t me, int fd, struct appends *a)
 {
 	int fl = fcntl(fd, F_GETFL), err = 0;
 	size_t done = 0;
@@ -271,21 +276,26 @@ static int appends_out(int fd, struct appends *a)
 	}
 	if (fcntl(fd, F_SETFL, fl) && !err)
 		err = -errno;
+	if (err && done)
+		pool_dirty_sent(pf, a->start, a->start + done, me);
 	a->len = 0;
 	return err;
 }
 
 /* Add bytes [lo, lo + len) of bucket @bucket (copied into @bbuf) to the run. */
-static int appends_add(int fd, struct appends *a, const struct pool_dirty *d, const uint8_t *bbuf,
-		       size_t len, uint32_t bsize)
+static int appends_add(struct pool_file *pf, uint32_t me, int fd, struct appends *a,
+		       const struct pool_dirty *d, const uint8_t *bbuf, size_t len)
 {
+	uint32_t bsize = pf->pool->bsize;
 	int err = 0;
 
 	/* not a continuation (or no room): what was gathered goes first */
 	if (a->len && (d->bucket != a->next || d->lo || a->len + len > a->cap))
-		err = appends_out(fd, a);
+		err = appends_out(pf, me, fd, a);
 	if (err)
 		return err;
+	if (!a->len)
+		a->start = (d->bucket << pf->pool->bshift) + d->lo;
 	memcpy(a->buf + a->len, bbuf + d->lo, len);
 	a->len += len;
 	/* a run goes on in the next bucket only from this one's end */
@@ -308,13 +318,13 @@ static int write_batch(struct pool_file *pf, int fd, uint32_t me, uint8_t *buf, 
 		if (len < 0)
 			err = (int)len;
 		else if (len > 0 && d[k].append)
-			err = appends_add(fd, a, &d[k], buf, (size_t)len, pf->pool->bsize);
+			err = appends_add(pf, me, fd, a, &d[k], buf, (size_t)len);
 		else if (len > 0)
 			err = pwrite_all(fd, buf + d[k].lo, (size_t)len,
 					 (off_t)(d[k].bucket << pf->pool->bshift) + d[k].lo);
 	}
 	if (!err && n > 0)
-		err = appends_out(fd, a); /* before the sync: the batch is cleaned after it */
+		err = appends_out(pf, me, fd, a); /* before the sync: cleaned after it */
 	a->len = 0;
 	if (n < 0 || err)
 		return n < 0 ? n : err;

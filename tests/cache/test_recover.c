@@ -246,6 +246,38 @@ static void test_appends_at_end(void)
 	pool_close(pool);
 }
 
+/* An append run SOURCE takes only part of (EFBIG past RLIMIT_FSIZE): the next
+ * pass appends the rest alone, nothing twice. */
+static void test_appends_cut(void)
+{
+	struct pool *pool = ct_open(ct_name("rc-appcut"), BS, NBUFS);
+	struct rlimit old, low;
+	struct tally t = { 0 };
+	struct pool_file_id id;
+	struct handle fh;
+
+	CU_ASSERT_FATAL(pool != NULL);
+	make_file("appcut", 'O', 1, &id, &fh);
+	defer_and_die_at(pool, &id, 1, 2, 'N', true);
+	CU_ASSERT_FATAL(getrlimit(RLIMIT_FSIZE, &old) == 0);
+	low = old;
+	low.rlim_cur = 2 * BS; /* room for one of the two buckets */
+	signal(SIGXFSZ, SIG_IGN);
+	CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &low) == 0);
+	CU_ASSERT_EQUAL(pool_recover_all(pool, note_fn, &t), 0);
+	CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &old) == 0);
+	signal(SIGXFSZ, SIG_DFL);
+	CU_ASSERT(t.why && strstr(t.why, "kept for the next pass"));
+	CU_ASSERT_EQUAL(size_of("appcut"), 2 * BS);
+	CU_ASSERT_EQUAL(pool_fslot_ndirty(slot_of(pool, &id)), 1);
+	memset(&t, 0, sizeof(t));
+	CU_ASSERT_EQUAL(pool_recover_all(pool, note_fn, &t), 1);
+	CU_ASSERT_EQUAL(size_of("appcut"), 3 * BS);
+	CU_ASSERT(bucket_is("appcut", 1, 'N') && bucket_is("appcut", 2, 'N'));
+	CU_ASSERT_EQUAL(pool_fslot_ndirty(slot_of(pool, &id)), 0);
+	pool_close(pool);
+}
+
 /* A write-back that fails (here: EFBIG past RLIMIT_FSIZE) keeps the buffers
  * dirty for the next pass, which writes them once the cause is gone. */
 static void test_write_fails_kept(void)
@@ -470,6 +502,7 @@ int main(void)
 	CU_add_test(s, "a dead owner's buffers written back", test_written_back);
 	CU_add_test(s, "a failed write-back kept for the next pass", test_write_fails_kept);
 	CU_add_test(s, "a dead owner's appends go at SOURCE's end", test_appends_at_end);
+	CU_add_test(s, "an append run cut short: the rest once", test_appends_cut);
 	CU_add_test(s, "handle length beyond the field: dropped", test_long_handle);
 	CU_add_test(s, "bogus handle type: dropped", test_bogus_type);
 	CU_add_test(s, "the handle of another file: dropped, it untouched", test_other_file);
