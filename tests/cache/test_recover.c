@@ -246,12 +246,28 @@ static void test_appends_at_end(void)
 	pool_close(pool);
 }
 
+/* pool_recover_all() with files limited to @limit bytes (EFBIG past it). */
+static int recover_capped(struct pool *pool, rlim_t limit, struct tally *t)
+{
+	struct rlimit old, low;
+	int ret;
+
+	CU_ASSERT_FATAL(getrlimit(RLIMIT_FSIZE, &old) == 0);
+	low = old;
+	low.rlim_cur = limit;
+	signal(SIGXFSZ, SIG_IGN);
+	CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &low) == 0);
+	ret = pool_recover_all(pool, note_fn, t);
+	CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &old) == 0);
+	signal(SIGXFSZ, SIG_DFL);
+	return ret;
+}
+
 /* An append run SOURCE takes only part of (EFBIG past RLIMIT_FSIZE): the next
  * pass appends the rest alone, nothing twice. */
 static void test_appends_cut(void)
 {
 	struct pool *pool = ct_open(ct_name("rc-appcut"), BS, NBUFS);
-	struct rlimit old, low;
 	struct tally t = { 0 };
 	struct pool_file_id id;
 	struct handle fh;
@@ -259,14 +275,8 @@ static void test_appends_cut(void)
 	CU_ASSERT_FATAL(pool != NULL);
 	make_file("appcut", 'O', 1, &id, &fh);
 	defer_and_die_at(pool, &id, 1, 2, 'N', true);
-	CU_ASSERT_FATAL(getrlimit(RLIMIT_FSIZE, &old) == 0);
-	low = old;
-	low.rlim_cur = 2 * BS; /* room for one of the two buckets */
-	signal(SIGXFSZ, SIG_IGN);
-	CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &low) == 0);
-	CU_ASSERT_EQUAL(pool_recover_all(pool, note_fn, &t), 0);
-	CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &old) == 0);
-	signal(SIGXFSZ, SIG_DFL);
+	/* room for one of the two buckets */
+	CU_ASSERT_EQUAL(recover_capped(pool, 2 * BS, &t), 0);
 	CU_ASSERT(t.why && strstr(t.why, "kept for the next pass"));
 	CU_ASSERT_EQUAL(size_of("appcut"), 2 * BS);
 	CU_ASSERT_EQUAL(pool_fslot_ndirty(slot_of(pool, &id)), 1);
@@ -283,7 +293,6 @@ static void test_appends_cut(void)
 static void test_write_fails_kept(void)
 {
 	struct pool *pool = ct_open(ct_name("rc-efbig"), BS, NBUFS);
-	struct rlimit old, low;
 	struct tally t = { 0 };
 	struct pool_file_id id;
 	struct handle fh;
@@ -291,14 +300,7 @@ static void test_write_fails_kept(void)
 	CU_ASSERT_FATAL(pool != NULL);
 	make_file("efbig", 'O', 4, &id, &fh);
 	defer_and_die(pool, &id, 3, 'N');
-	CU_ASSERT_FATAL(getrlimit(RLIMIT_FSIZE, &old) == 0);
-	low = old;
-	low.rlim_cur = BS / 2;
-	signal(SIGXFSZ, SIG_IGN);
-	CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &low) == 0);
-	CU_ASSERT_EQUAL(pool_recover_all(pool, note_fn, &t), 0);
-	CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &old) == 0);
-	signal(SIGXFSZ, SIG_DFL);
+	CU_ASSERT_EQUAL(recover_capped(pool, BS / 2, &t), 0);
 	CU_ASSERT_EQUAL(t.recovered, 0);
 	CU_ASSERT_EQUAL(t.lost, 0);
 	CU_ASSERT(t.why && strstr(t.why, "kept for the next pass"));
