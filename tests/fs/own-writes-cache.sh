@@ -31,7 +31,7 @@ want_resident() {
 	local res
 	res=$(resident "$1")
 	[ "$res" -ge $((mib << 20)) ] && return
-	[ "$res" -ge $((mib << 20) * 7 / 8) ] && {
+	[ "$res" -ge $(((mib << 20) * 7 / 8)) ] && {
 		echo "note: ${*:2}: $(((mib << 20) - res)) bytes of $1 reclaimed after close"
 		return
 	}
