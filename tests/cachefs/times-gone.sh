@@ -17,6 +17,7 @@ cfs_pool tgone
 mkdir m
 echo data >src/f
 accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,watch=off,entry_timeout=60,attr_timeout=60"
+cfs_wait_init
 grep -q 'writeback cache on' "$ACCEL_LOG" || skip "no writeback cache here: $(grep mounted "$ACCEL_LOG")"
 [ "$(cat m/f)" = data ] || fail "cannot read the file through the mount"
 rm src/f
