@@ -248,10 +248,7 @@ cfs_strace_stop() {
 }
 
 cfs_wait_init() {
-	for _ in $(seq 100); do
-		grep -q "mounted" "$ACCEL_LOG" && return
-		sleep 0.05
-	done
+	accel_log_wait "mounted" || true
 }
 
 cfs_pt_mount() {

@@ -41,7 +41,7 @@ daemon_fds() {
 mount_limited() {
 	ulimit -n $NOFILE || skip "cannot set RLIMIT_NOFILE"
 	accel_mount "$src" "$mnt" -o "$opts" "$@"
-	stat "$mnt" >/dev/null # INIT answered: its log lines are written
+	accel_wait_init "$mnt"
 	! grep -q "one descriptor per name" "$ACCEL_LOG" || skip "no file handles here: $(cat "$ACCEL_LOG")"
 }
 

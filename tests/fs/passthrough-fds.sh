@@ -40,10 +40,8 @@ mkdir "$src" "$mnt"
 # pt_mount OPTIONS: mount with passthrough=always; skip unless the kernel took it
 pt_mount() {
 	accel_mount "$src" "$mnt" -o "passthrough=always$1"
-	# the mount is in place before the daemon has answered INIT, which
-	# writes the line (ASan pass in CI: a skip while "passthrough on" was
-	# on its way)
-	accel_log_wait "mounted" 10
+	# (ASan pass in CI: a skip while "passthrough on" was on its way)
+	accel_wait_init "$mnt"
 	grep -q "passthrough on" "$ACCEL_LOG" ||
 		skip "the kernel does not offer passthrough: $(grep mounted "$ACCEL_LOG")"
 }

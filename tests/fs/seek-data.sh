@@ -20,9 +20,8 @@ accel_tmpdir
 base=$ACCEL_TMP
 mkdir -p "$base/src" "$base/ref" "$base/mnt"
 accel_mount "$base/src" "$base/mnt" ${1:+-o "$1"}
-stat "$base/mnt" >/dev/null # INIT is done
+accel_wait_init "$base/mnt"
 case "${1:-}" in *passthrough=always*)
-	accel_log_wait "mounted" 10
 	grep -q "passthrough on" "$ACCEL_LOG" ||
 		skip "the kernel does not offer passthrough: $(grep mounted "$ACCEL_LOG")" ;;
 esac

@@ -91,6 +91,14 @@ accel_mount() {
 	fi
 }
 
+# accel_wait_init MNT: return once the daemon has answered FUSE INIT, so
+# every line it logs there (the "mounted" summary, the descriptor mode) is
+# in the log: the kernel holds a request on the mount until that answer,
+# which the daemon sends after logging. The mount shows in mountinfo before.
+accel_wait_init() {
+	stat "$1" >/dev/null
+}
+
 # accel_log_wait PATTERN [SECONDS]: wait up to SECONDS (default 5) for the
 # last mount's log to hold a line matching PATTERN (grep -E). Lines the
 # daemon writes at FUSE INIT may come after the mount shows in mountinfo.
