@@ -19,6 +19,7 @@
 #include "pool.h"
 
 #define MSTATE_MAX_FILES 256 /* daemons listed per directory */
+#define PT_SUFFIX ".passthrough" /* the passthrough list beside mount-PID */
 
 /* The state directory for euid @uid into @buf; 0 or -errno (-ENOENT: none). */
 static int mstate_dir(unsigned int uid, char *buf, size_t len)
@@ -65,6 +66,8 @@ static int write_all(int fd, const struct mstate *m)
 		"\ndisk_used %" PRIu64 "\ndisk_limit %" PRIu64 "\n",
 		m->disk, m->ds.hits, m->ds.misses, m->ds.puts, m->ds.put_errors, m->ds.corrupt,
 		m->ds.evicted, m->ds.used, m->ds.limit);
+	fprintf(f, "passthrough_files %" PRIu64 "\npassthrough_learned %" PRIu64 "\n", m->pt_files,
+		m->pt_learned);
 	for (int c = 0; c < POOL_C_POOL_MAX; c++)
 		fprintf(f, "pool_%s %" PRIu64 "\n", pool_stats_counter_name((enum pool_counter)c),
 			m->c[c]);
@@ -74,15 +77,14 @@ static int write_all(int fd, const struct mstate *m)
 	return fclose(f) || bad ? -EIO : 0;
 }
 
-int mstate_write(const struct mstate *m)
+/* The daemon's directory into @dir, made if missing and checked ours alone; 0 or -errno. */
+static int own_dir(char *dir, size_t len)
 {
-	char dir[MSTATE_PATH_LEN], tmp[MSTATE_PATH_LEN + 64], path[MSTATE_PATH_LEN + 64];
-	int fd, ret = mstate_dir(geteuid(), dir, sizeof(dir));
+	struct stat st;
+	int ret = mstate_dir(geteuid(), dir, len);
 
 	if (ret)
 		return ret;
-	struct stat st;
-
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return -errno;
 	/* ours alone, not a symlink or a directory someone else may write */
@@ -90,13 +92,28 @@ int mstate_write(const struct mstate *m)
 		return -errno;
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
 		return -EPERM;
-	snprintf(tmp, sizeof(tmp), "%s/.mount-%" PRIu32 ".tmp", dir, m->pid);
-	snprintf(path, sizeof(path), "%s/mount-%" PRIu32, dir, m->pid);
+	return 0;
+}
+
+/*
+ * Replace the file @name of pid @pid ("mount-PID@suffix") with what
+ * @fill writes into the open descriptor (which it closes), created @mode.
+ */
+static int replace(uint32_t pid, const char *suffix, mode_t mode,
+		   int (*fill)(int fd, const void *arg), const void *arg)
+{
+	char dir[MSTATE_PATH_LEN], tmp[MSTATE_PATH_LEN + 64], path[MSTATE_PATH_LEN + 64];
+	int fd, ret = own_dir(dir, sizeof(dir));
+
+	if (ret)
+		return ret;
+	snprintf(tmp, sizeof(tmp), "%s/.mount-%" PRIu32 "%s.tmp", dir, pid, suffix);
+	snprintf(path, sizeof(path), "%s/mount-%" PRIu32 "%s", dir, pid, suffix);
 	unlink(tmp); /* a temporary a killed daemon of this pid left */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
-	ret = write_all(fd, m);
+	ret = fill(fd, arg);
 	if (!ret && rename(tmp, path))
 		ret = -errno;
 	if (ret)
@@ -104,14 +121,87 @@ int mstate_write(const struct mstate *m)
 	return ret;
 }
 
-void mstate_remove(uint32_t pid)
+static int fill_state(int fd, const void *arg)
+{
+	return write_all(fd, arg);
+}
+
+int mstate_write(const struct mstate *m)
+{
+	return replace(m->pid, "", 0644, fill_state, m);
+}
+
+struct text {
+	const char *p;
+	size_t len;
+};
+
+static int fill_text(int fd, const void *arg)
+{
+	const struct text *t = arg;
+	size_t done = 0;
+
+	while (done < t->len) {
+		ssize_t n = write(fd, t->p + done, t->len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return -EIO;
+		}
+		done += (size_t)n;
+	}
+	return close(fd) ? -EIO : 0;
+}
+
+int mstate_pt_write(uint32_t pid, const char *text, size_t len)
+{
+	struct text t = { text, len };
+
+	return replace(pid, PT_SUFFIX, 0600, fill_text, &t);
+}
+
+FILE *mstate_pt_open(uint32_t pid, unsigned int uid)
 {
 	char dir[MSTATE_PATH_LEN], path[MSTATE_PATH_LEN + 64];
+	unsigned int uids[2] = { 0, uid };
+	int err = ENOENT;
+
+	for (int i = 0; i < (uid ? 2 : 1); i++) {
+		FILE *f;
+
+		if (mstate_dir(uids[i], dir, sizeof(dir)))
+			continue;
+		snprintf(path, sizeof(path), "%s/mount-%" PRIu32 PT_SUFFIX, dir, pid);
+		f = fopen(path, "re");
+		if (f)
+			return f;
+		if (errno != ENOENT)
+			err = errno;
+	}
+	errno = err;
+	return NULL;
+}
+
+/* Remove pid @pid's files in @dir. */
+static void remove_in(const char *dir, uint32_t pid)
+{
+	char path[MSTATE_PATH_LEN + 64];
+
+	snprintf(path, sizeof(path), "%s/mount-%" PRIu32, dir, pid);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/mount-%" PRIu32 PT_SUFFIX, dir, pid);
+	unlink(path);
+}
+
+void mstate_remove(uint32_t pid)
+{
+	char dir[MSTATE_PATH_LEN];
 
 	if (mstate_dir(geteuid(), dir, sizeof(dir)))
 		return;
-	snprintf(path, sizeof(path), "%s/mount-%" PRIu32, dir, pid);
-	unlink(path);
+	remove_in(dir, pid);
 }
 
 /* "KIND COUNT ERRORS TIME_US H0 ..." into the next request kind of @m. */
@@ -189,6 +279,10 @@ static void parse_line(char *line, struct mstate *m)
 		m->write_bytes = strtoull(v, NULL, 10);
 	else if (!strcmp(line, "parked"))
 		m->parked = strtoull(v, NULL, 10);
+	else if (!strcmp(line, "passthrough_files"))
+		m->pt_files = strtoull(v, NULL, 10);
+	else if (!strcmp(line, "passthrough_learned"))
+		m->pt_learned = strtoull(v, NULL, 10);
 	else if (!strcmp(line, "disk"))
 		snprintf(m->disk, sizeof(m->disk), "%s", v);
 	else if (!strncmp(line, "disk_", 5))
@@ -284,7 +378,7 @@ static int foreach_in(const char *dir, int (*fn)(const struct mstate *, void *),
 void mstate_sweep(void)
 {
 	uint32_t pids[MSTATE_MAX_FILES];
-	char dir[MSTATE_PATH_LEN], path[MSTATE_PATH_LEN + 64];
+	char dir[MSTATE_PATH_LEN];
 	size_t n;
 
 	if (mstate_dir(geteuid(), dir, sizeof(dir)))
@@ -293,8 +387,7 @@ void mstate_sweep(void)
 	for (size_t i = 0; i < n; i++) {
 		if (!kill((pid_t)pids[i], 0) || errno != ESRCH)
 			continue;
-		snprintf(path, sizeof(path), "%s/mount-%" PRIu32, dir, pids[i]);
-		unlink(path);
+		remove_in(dir, pids[i]);
 	}
 }
 

@@ -26,6 +26,10 @@
  *   disk_corrupt N, disk_evicted N, disk_used N, disk_limit N
  *                        the tier's counters in this daemon (cache/disk.h,
  *                        struct disk_stats); used and limit are bytes
+ *   passthrough_files N  files in kernel passthrough mode now
+ *   passthrough_learned N
+ *                        opens passed through by observed use (passthrough=
+ *                        auto: bulk sequential reads, fuse/passthrough.c)
  *   pool_COUNTER N       for each pool counter (pool_stats_counter_name()):
  *                        what this daemon added to it (pool_stats_own())
  *   req KIND COUNT ERRORS TIME_US H0 ... H23
@@ -36,13 +40,24 @@
  *                        and MSTATE_HIST counts of that time by log2 bucket
  *                        (mstate_hist_bucket()).
  *
- * All counters only grow while the daemon runs.
+ * All counters only grow while the daemon runs (passthrough_files is a
+ * count of now).
+ *
+ * Which files are passed through, and why, is in a second file beside it,
+ * mount-PID.passthrough, mode 0600 (it names files; the state file is
+ * world-readable): one line per file, "WHY<TAB>PATH", WHY one of
+ * "passthrough=always", "attribute always", "auto: needs nothing of the
+ * daemon", "auto: bulk sequential reads"; PATH is SOURCE's path of the file
+ * when it entered the mode, with tab, newline and backslash written as
+ * \ooo (octal, as /proc/mounts: mountinfo_unescape() undoes it).
+ * Replaced whole like the state file, and removed with it.
  */
 #ifndef ACCELFS_CACHE_MSTATE_H
 #define ACCELFS_CACHE_MSTATE_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "disk.h"
 #include "pool_layout.h"
@@ -78,6 +93,7 @@ struct mstate {
 	uint64_t parked; /* requests that waited for their user's share of the workers */
 	char disk[MSTATE_PATH_LEN];  /* the disk tier's directory, "" none */
 	struct disk_stats ds;	     /* its counters */
+	uint64_t pt_files, pt_learned; /* passthrough_files, passthrough_learned */
 	uint64_t c[POOL_C_POOL_MAX]; /* what this daemon added to the pool's counters */
 	unsigned int nreq;
 	struct mstate_req req[MSTATE_REQ_MAX];
@@ -109,7 +125,15 @@ void mstate_req_totals(const struct mstate *m, uint64_t *count, uint64_t *errors
 
 /* Publish @m (mkdir'ing the directory, 0755); 0 or -errno. */
 int mstate_write(const struct mstate *m);
-/* Remove the daemon @pid's file, if any. */
+/* Publish the passthrough list (@len bytes of "WHY\tPATH" lines); 0 or -errno. */
+int mstate_pt_write(uint32_t pid, const char *text, size_t len);
+/*
+ * Open the daemon @pid's passthrough list for reading, from root's
+ * directory or @uid's; NULL with errno set (ENOENT: none, EACCES: not the
+ * reader's to see).
+ */
+FILE *mstate_pt_open(uint32_t pid, unsigned int uid);
+/* Remove the daemon @pid's files, if any. */
 void mstate_remove(uint32_t pid);
 /* Remove the files of daemons that are gone (killed) from this euid's directory. */
 void mstate_sweep(void);

@@ -248,6 +248,12 @@ const char *tuning_passthrough_need(const struct tuning_values *t, const struct 
 	return NULL;
 }
 
+bool tuning_use_bulk(const struct tuning_use *u)
+{
+	return !u->wrote && u->reads && u->read_bytes >= TUNING_BULK_BYTES &&
+	       u->read_bytes / u->reads >= TUNING_BULK_REQUEST;
+}
+
 int tuning_get(const char *path, enum tuning_key k, char *val)
 {
 	char name[64];

@@ -102,6 +102,30 @@ struct tuning_mount {
 const char *tuning_passthrough_need(const struct tuning_values *t, const struct tuning_mount *m);
 
 /*
+ * What the daemon saw of one handle's use of a file (its READ requests; the
+ * kernel sends a program's sequential reads as large read-ahead requests,
+ * its random ones as the pages asked for), for the rule below.
+ */
+struct tuning_use {
+	uint64_t reads;	     /* READ requests served */
+	uint64_t read_bytes; /* bytes they returned */
+	bool wrote;	     /* a write reached SOURCE or the pool */
+};
+
+#define TUNING_BULK_BYTES (1ULL << 20)	  /* bulk: a handle read at least this much ... */
+#define TUNING_BULK_REQUEST (64ULL << 10) /* ... in requests of at least this on average */
+
+/*
+ * tuning_use_bulk - the observed half of passthrough=auto, defined once for
+ * the daemon and its tests: true when @u is bulk sequential reading and
+ * nothing else (no write; TUNING_BULK_BYTES or more in requests of
+ * TUNING_BULK_REQUEST or more on average), the use where the daemon's
+ * buffers add nothing to the kernel's own page cache of SOURCE and its
+ * requests only cost time. A handle that read nothing says nothing: false.
+ */
+bool tuning_use_bulk(const struct tuning_use *u);
+
+/*
  * tuning_read_fd - the daemon's reader: every valid tuning attribute of the
  * open file @fd (one flistxattr when the file has none). A value that
  * tuning_parse() refuses is ignored, as if absent. Never fails: a file

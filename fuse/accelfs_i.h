@@ -20,7 +20,7 @@
  *
  * Lock order (all of the daemon's: docs/design.md, "The daemon's locks"):
  * inode table lock -> inode->lock (must_retire, inode.c); inode->wb_lock ->
- * inode->lock (writeback.c). The
+ * inode->lock (writeback.c); inode->lock -> fs->pt_files.lock (passthrough.c). The
  * fd cache lock takes inode->fd_lock only with trylock; inode_fd_get() holds
  * fd_lock alone (across a reopen by handle) and takes the cache lock only
  * after dropping it; no other lock is held while either is taken. The mount
@@ -65,6 +65,7 @@
 #include "watch_state.h"
 
 struct pt_share;  /* passthrough.c */
+struct pt_file;	  /* passthrough.c */
 struct disk_tier; /* cache/disk.h */
 
 /* A node's place in the descriptor cache's clock ring (inode.c). */
@@ -133,6 +134,15 @@ struct inode {
 	 * that handle is released; else 0. Written under the lock, read by the
 	 * watcher without it (atomic). */
 	pid_t pt_writer;
+	/* passthrough=auto by observed use (passthrough.c, tuning_use_bulk):
+	 * the last handle served by the daemon that read it read in bulk, and
+	 * nothing wrote it since; the opens passed through on that verdict
+	 * since the daemon last served one to look again. */
+	bool pt_bulk;
+	unsigned int pt_bulk_opens;
+	/* its entry in the mount's list of files in passthrough mode while
+	 * pt_opens > 0 (fs->pt_files), NULL: not listed */
+	struct pt_file *pt_file;
 	/* The file's tuning attributes as an open last read them (ops_file.c,
 	 * tuning_memo): good while SOURCE shows ctime @tuning_ctime, since a
 	 * setxattr or removexattr moves the ctime; one made through the mount
@@ -225,6 +235,9 @@ struct open_file {
 	bool locked;	   /* atomic: a lock owner's descriptor was made through it (ops_lock.c) */
 	uid_t uid;	   /* whose share of the daemon's descriptors it takes (uid_share.c) */
 	unsigned int lost_seen; /* atomic: the inode's lost_seq last reported to it */
+	/* atomic: READ requests it served and their bytes (passthrough.c,
+	 * struct tuning_use: what the next opens are decided on) */
+	uint64_t use_reads, use_bytes;
 };
 
 struct dir_handle {
@@ -240,6 +253,16 @@ struct open_files {
 	struct handle_link head;
 	pthread_mutex_t lock; /* the list, each handle's busy */
 	pthread_cond_t idle;  /* a handle's busy fell */
+};
+
+/* The mount's files in kernel passthrough mode now, and why (passthrough.c),
+ * for accel stat. */
+struct pt_files {
+	pthread_mutex_t lock; /* the list, count, gen; a leaf, taken under inode->lock */
+	struct pt_file *head;
+	unsigned int count;
+	uint64_t gen;	  /* moves at every change of the list */
+	uint64_t learned; /* atomic: opens passed through by observed use (pt_bulk) */
 };
 
 /* Lock owners' descriptors (ops_lock.c, locks=forward), hashed on (node, owner). */
@@ -337,6 +360,7 @@ struct accelfs {
 	bool uring_active; /* atomic: ... and the kernel agreed (set at INIT) */
 	/* FUSE_PASSTHROUGH asked at INIT (passthrough.c) */
 	bool passthrough;
+	struct pt_files pt_files;
 	/* each user's share of the workers (fair.c), made before serving */
 	struct fair *fair;
 	/* shared mode (shared.c), settled before mounting */
@@ -464,13 +488,19 @@ bool transport_foreign_replies(struct accelfs *fs);
 /* passthrough.c: per-file kernel passthrough (see there) */
 struct tuning_values;
 void passthrough_init(struct accelfs *fs, struct fuse_conn_info *conn, bool writeback_cache);
-bool passthrough_wanted(struct accelfs *fs, const struct inode *n, const struct tuning_values *t);
+/* What the rule says of an open, before the inode's state is weighed. */
+struct pt_choice {
+	const char *why; /* passthrough, and why ("attribute always", ...); NULL: not */
+	bool by_use;	 /* else passthrough=auto may still choose it by observed use */
+};
+void passthrough_wanted(struct accelfs *fs, const struct inode *n, const struct tuning_values *t,
+			struct pt_choice *c);
 /*
  * Under inode->lock, before the open is counted in n->opens: 1 passthrough,
  * 0 not. *@swap: the inode's shared descriptor the handle is to use from
  * now on instead of its own (the caller closes its own), or -1.
  */
-int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
+int passthrough_open_locked(fuse_req_t req, struct open_file *of, const struct pt_choice *c,
 			    struct fuse_file_info *fi, int *swap);
 /* What a handle's release leaves to do once inode->lock is dropped. */
 struct pt_leftover {
@@ -480,6 +510,8 @@ struct pt_leftover {
 };
 /* Under inode->lock: a handle goes. */
 void passthrough_release_locked(struct open_file *of, struct pt_leftover *left);
+/* The files in passthrough mode now as "WHY\tPATH" lines into @f, their count. */
+unsigned int passthrough_files_write(struct accelfs *fs, FILE *f);
 /* Unregister @backing_id (> 0) through the session's device: needs no
  * request, so an open whose reply found its opener gone closes it too. */
 void passthrough_close(struct accelfs *fs, int backing_id);

@@ -525,6 +525,7 @@ int main(int argc, char **argv)
 		.files = { .lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER },
 		.dirs = { .lock = PTHREAD_MUTEX_INITIALIZER },
 		.owners = { .lock = PTHREAD_MUTEX_INITIALIZER },
+		.pt_files = { .lock = PTHREAD_MUTEX_INITIALIZER },
 		.flusher = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER },
 		.watch = WATCH_STATE_INIT,
 	};

@@ -237,14 +237,15 @@ static void tuning_memo(struct inode *n, int fd, const struct stat *st, bool cre
  * whether its opens should go passthrough. A file this open @created has no
  * attributes to read.
  */
-static bool file_tuning_read(const struct open_file *of, const struct stat *st, bool created,
-			     struct tuning_values *t, bool *read)
+static void file_tuning_read(const struct open_file *of, const struct stat *st, bool created,
+			     struct tuning_values *t, bool *read, struct pt_choice *pt)
 {
+	*pt = (struct pt_choice){ NULL, false };
 	*read = S_ISREG(st->st_mode) && (of->fs->pool || of->fs->passthrough);
 	if (!*read)
-		return false;
+		return;
 	tuning_memo(of->inode, of->fd, st, created, t);
-	return passthrough_wanted(of->fs, of->inode, t);
+	passthrough_wanted(of->fs, of->inode, t, pt);
 }
 
 /*
@@ -260,7 +261,8 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 	struct open_file *of = NULL;
 	struct tuning_values t;
 	struct stat buf;
-	bool wanted, read;
+	struct pt_choice pt;
+	bool read;
 	int swap;
 	/* past shutdown's final sync nothing written would reach SOURCE */
 	int ret = (fi->flags & O_ACCMODE) != O_RDONLY ? shutdown_refuse(fs, n, "an open") : 0;
@@ -289,10 +291,10 @@ static int handle_new(fuse_req_t req, struct inode *n, int fd, const struct stat
 	of->flags = fi->flags;
 	st = st ? st : &buf;
 	inode_note_mode(n, st);
-	wanted = file_tuning_read(of, st, created, &t, &read);
+	file_tuning_read(of, st, created, &t, &read, &pt);
 	open_files_add(of);
 	pthread_mutex_lock(&n->lock);
-	if (!passthrough_open_locked(req, of, wanted, fi, &swap))
+	if (!passthrough_open_locked(req, of, &pt, fi, &swap))
 		cache_policy(fs, n, st, fi);
 	/* Times kept for a previous open are stale once it is gone: a SETATTR
 	 * that saw opens > 0 and kept its times after the last release cleared
@@ -682,10 +684,14 @@ static void accel_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	n = cache_io_read(fh_of(fi), buf, size, off);
-	if (n < 0)
+	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
-	else
-		fuse_reply_buf(req, buf, n);
+		return;
+	}
+	/* what the next opens are decided on (passthrough.c) */
+	__atomic_add_fetch(&fh_of(fi)->use_reads, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&fh_of(fi)->use_bytes, (uint64_t)n, __ATOMIC_RELAXED);
+	fuse_reply_buf(req, buf, n);
 }
 
 /* Write every memory segment of @bufv with one batch; other kinds via libfuse. */

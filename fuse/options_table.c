@@ -95,8 +95,9 @@ const struct opt_def opt_table[] = {
 	  .syntax = "auto|always|never", .section = OPT_SEC_GENERAL,
 	  .help = "kernel passthrough of file data (libfuse >= 3.16,\n"
 		  "CAP_SYS_ADMIN): auto for files that need nothing of\n"
-		  "the daemon on writeback=off mounts; always (turns\n"
-		  "the writeback cache off); never" },
+		  "the daemon, or that it saw read in bulk, on\n"
+		  "writeback=off mounts; always (turns the writeback\n"
+		  "cache off); never" },
 	{ "attr_timeout", OPT_SECONDS, O(attr_timeout), .dmin = 0, .dmax = YEAR, .def = "1",
 	  .syntax = "S", .section = OPT_SEC_GENERAL,
 	  .help = "seconds attributes are cached (3600 with a\nwatcher, 10 with inotify, when not "

@@ -62,10 +62,28 @@
  * through it stay out of that reserve.
  *
  * The rule of passthrough=auto is tuning_passthrough_need() (cache/tuning.c),
- * shared with accel show.
+ * shared with accel show, and, for a file that needs the daemon only for
+ * what the mount does to writes (deferred_write, sync=relaxed: the default),
+ * its observed use: a read-only open goes passthrough when the last handle
+ * the daemon served read the file in bulk (tuning_use_bulk: 1 MiB or more in
+ * requests of 64 KiB or more on average, nothing written), where the
+ * daemon's buffers add nothing to SOURCE's own page cache and each request
+ * only costs time. Not on a shared mount nor for a file the disk tier keeps
+ * (their caches are worth the requests there), nor while the pool holds
+ * deferred bytes of the file, this mount's or another's (SOURCE lacks
+ * them), nor while the daemon serves another open of it (one mode per
+ * inode). The verdict holds while nothing writes the file: a write through
+ * the daemon, or a writable open that joined the passed-through readers,
+ * clears it; and every PT_LOOK_AGAIN-th such open is served by the daemon
+ * again, whose handle then decides anew (random reads end it).
+ *
+ * The files in passthrough mode now, with the reason, are listed for accel
+ * stat (passthrough_files_write; fs->pt_files, a leaf lock taken under
+ * inode->lock when an inode enters or leaves the mode).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +94,21 @@
 #include "caps.h"
 #include "creds.h"
 #include "tuning.h"
+
+#define PT_LOOK_AGAIN 16 /* of opens passed through by use, the daemon serves one */
+
+/* Why an inode went passthrough (its first passthrough open's reason). */
+#define PT_WHY_MOUNT "passthrough=always"
+#define PT_WHY_ATTR "attribute always"
+#define PT_WHY_AUTO "auto: needs nothing of the daemon"
+#define PT_WHY_USE "auto: bulk sequential reads"
+
+/* A file in passthrough mode, on its mount's list (fs->pt_files). */
+struct pt_file {
+	struct pt_file *prev, *next;
+	const char *why; /* PT_WHY_* */
+	char path[];	 /* SOURCE's path of it when it entered the mode */
+};
 
 #ifdef ACCEL_HAVE_PASSTHROUGH
 #define PASSTHROUGH_FSUID 65534 /* nobody: the registration's, never root's */
@@ -179,16 +212,130 @@ static void mount_defaults(struct accelfs *fs, struct tuning_mount *m)
 	m->sync_relaxed = fs->opts.sync_relaxed;
 }
 
-bool passthrough_wanted(struct accelfs *fs, const struct inode *n, const struct tuning_values *t)
+void passthrough_wanted(struct accelfs *fs, const struct inode *n, const struct tuning_values *t,
+			struct pt_choice *c)
 {
 	struct tuning_mount m;
 
+	*c = (struct pt_choice){ NULL, false };
 	if (!fs->passthrough || !S_ISREG(n->type) || t->passthrough == TUNING_PT_NEVER)
-		return false;
-	if (t->passthrough == TUNING_PT_ALWAYS || fs->opts.passthrough == PASSTHROUGH_ALWAYS)
-		return true;
+		return;
+	if (t->passthrough == TUNING_PT_ALWAYS) {
+		c->why = PT_WHY_ATTR;
+		return;
+	}
+	if (fs->opts.passthrough == PASSTHROUGH_ALWAYS) {
+		c->why = PT_WHY_MOUNT;
+		return;
+	}
 	mount_defaults(fs, &m);
-	return tuning_passthrough_need(t, &m) == NULL;
+	if (!tuning_passthrough_need(t, &m)) {
+		c->why = PT_WHY_AUTO;
+		return;
+	}
+	/* what the mount does to writes is no reason to serve a reader */
+	c->by_use =
+	    !tuning_passthrough_need(t, NULL) && !fs->shared && !(fs->disk && t->disk_cache != 0);
+}
+
+/*
+ * Under n->lock, for a file whose rule left it to its observed use (see the
+ * top): does this open go passthrough on the verdict of earlier handles?
+ */
+static bool by_use(struct open_file *of, const struct pt_choice *c)
+{
+	struct inode *n = of->inode;
+	uint64_t end;
+	int64_t mt;
+
+	if (!c->by_use || !n->pt_bulk || n->opens || (of->flags & O_ACCMODE) != O_RDONLY)
+		return false;
+	if (of->fs->pool && pool_dirty_end_peek(of->fs->pool, n->dev, n->ino, &end, &mt))
+		return false; /* deferred bytes SOURCE has not got yet */
+	if (++n->pt_bulk_opens >= PT_LOOK_AGAIN) {
+		n->pt_bulk_opens = 0;
+		return false; /* the daemon serves this one: does the pattern hold? */
+	}
+	return true;
+}
+
+#ifdef ACCEL_HAVE_PASSTHROUGH
+/* Under n->lock, its first passthrough open @of: list the file with @why. */
+static void list_add(struct open_file *of, const char *why)
+{
+	struct pt_files *l = &of->fs->pt_files;
+	char proc[PROC_FD_LEN], path[PATH_MAX];
+	ssize_t len = readlink(proc_fd_path(of->fd, proc), path, sizeof(path) - 1);
+	struct pt_file *e;
+
+	if (len < 0)
+		len = 0;
+	e = malloc(sizeof(*e) + (size_t)len + 1);
+	if (!e)
+		return; /* unlisted: accel stat's count says one less */
+	e->why = why;
+	memcpy(e->path, path, (size_t)len);
+	e->path[len] = '\0';
+	pthread_mutex_lock(&l->lock);
+	e->prev = NULL;
+	e->next = l->head;
+	if (l->head)
+		l->head->prev = e;
+	l->head = e;
+	l->count++;
+	__atomic_store_n(&l->gen, l->gen + 1, __ATOMIC_RELAXED); /* read without the lock */
+	pthread_mutex_unlock(&l->lock);
+	of->inode->pt_file = e;
+}
+#endif
+
+/* Under n->lock, its last passthrough handle gone: off the list. */
+static void list_remove(struct accelfs *fs, struct inode *n)
+{
+	struct pt_files *l = &fs->pt_files;
+	struct pt_file *e = n->pt_file;
+
+	if (!e)
+		return;
+	pthread_mutex_lock(&l->lock);
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		l->head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	l->count--;
+	__atomic_store_n(&l->gen, l->gen + 1, __ATOMIC_RELAXED); /* read without the lock */
+	pthread_mutex_unlock(&l->lock);
+	n->pt_file = NULL;
+	free(e);
+}
+
+/* @s with its tab, newline and backslash bytes as \ooo (as /proc/mounts does). */
+static void put_escaped(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\t' || *s == '\n' || *s == '\\')
+			fprintf(f, "\\%03o", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+}
+
+unsigned int passthrough_files_write(struct accelfs *fs, FILE *f)
+{
+	struct pt_files *l = &fs->pt_files;
+	unsigned int n;
+
+	pthread_mutex_lock(&l->lock);
+	for (const struct pt_file *e = l->head; e; e = e->next) {
+		fprintf(f, "%s\t", e->why);
+		put_escaped(f, e->path);
+		fputc('\n', f);
+	}
+	n = l->count;
+	pthread_mutex_unlock(&l->lock);
+	return n;
 }
 
 #ifdef ACCEL_HAVE_PASSTHROUGH
@@ -270,15 +417,21 @@ static int share_fd(struct open_file *of)
 }
 #endif
 
-int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
+int passthrough_open_locked(fuse_req_t req, struct open_file *of, const struct pt_choice *c,
 			    struct fuse_file_info *fi, int *swap)
 {
 	struct inode *n = of->inode;
+	const char *why = c->why;
+	bool used = false; /* chosen by observed use */
 
 	of->passthrough = false;
 	*swap = -1;
+	if (!why && !n->pt_opens && by_use(of, c)) {
+		why = PT_WHY_USE;
+		used = true;
+	}
 	/* one mode per inode: a handle already on the daemon path keeps it there */
-	if (!wanted && !n->pt_opens)
+	if (!why && !n->pt_opens)
 		return 0;
 #ifdef ACCEL_HAVE_PASSTHROUGH
 	if (n->opens == n->pt_opens && backing_of(req, n, of->fd) > 0) {
@@ -292,16 +445,42 @@ int passthrough_open_locked(fuse_req_t req, struct open_file *of, bool wanted,
 		}
 		n->stamp_valid = false; /* nor may a later cached open keep them */
 		of->passthrough = true;
+		if (n->pt_opens == 1 && why)
+			list_add(of, why);
+		if (used)
+			__atomic_add_fetch(&of->fs->pt_files.learned, 1, __ATOMIC_RELAXED);
 		*swap = share_fd(of);
 		cache_io_count_passthrough(of->fs, true);
 		return 1;
 	}
 #else
 	(void)req;
+	(void)used;
 	(void)fi;
 #endif
 	cache_io_count_passthrough(of->fs, false);
 	return 0;
+}
+
+/* Under n->lock: what handle @of showed of the file's use (see the top). */
+static void learn(struct open_file *of)
+{
+	struct inode *n = of->inode;
+	struct tuning_use u = {
+		.reads = __atomic_load_n(&of->use_reads, __ATOMIC_RELAXED),
+		.read_bytes = __atomic_load_n(&of->use_bytes, __ATOMIC_RELAXED),
+		.wrote = __atomic_load_n(&of->wrote, __ATOMIC_RELAXED),
+	};
+
+	if (of->passthrough) { /* its reads were the kernel's: only a writer tells */
+		if ((of->flags & O_ACCMODE) != O_RDONLY)
+			n->pt_bulk = false;
+		return;
+	}
+	if (u.wrote || u.reads) { /* a new verdict */
+		n->pt_bulk = tuning_use_bulk(&u);
+		n->pt_bulk_opens = 0;
+	}
 }
 
 void passthrough_release_locked(struct open_file *of, struct pt_leftover *left)
@@ -310,6 +489,7 @@ void passthrough_release_locked(struct open_file *of, struct pt_leftover *left)
 	struct pt_share *s = of->pt_share, **p;
 
 	*left = (struct pt_leftover){ .backing_id = 0, .fd = -1 };
+	learn(of);
 	if (of->pt_pid && n->pt_writer == of->pt_pid) /* its writes are another's now */
 		__atomic_store_n(&n->pt_writer, 0, __ATOMIC_RELAXED);
 	if (s && !--s->users) { /* its last user: the caller closes it */
@@ -323,6 +503,7 @@ void passthrough_release_locked(struct open_file *of, struct pt_leftover *left)
 	of->pt_share = NULL;
 	if (!of->passthrough || --n->pt_opens)
 		return;
+	list_remove(of->fs, n);
 	left->backing_id = n->pt_backing_id;
 	n->pt_backing_id = 0;
 }

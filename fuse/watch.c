@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -203,13 +204,37 @@ static uint64_t digest(const struct mstate *m)
 		d += m->req[i].count + m->req[i].errors;
 	for (int c = 0; c < POOL_C_POOL_MAX; c++)
 		d += m->c[c];
+	d += m->pt_files + m->pt_learned;
 	d += m->parked + m->ds.hits + m->ds.misses + m->ds.puts + m->ds.corrupt + m->ds.evicted +
 	     m->ds.used;
 	return d;
 }
 
+/*
+ * The list of files in passthrough mode (cache/mstate.h), when it changed
+ * since the one of generation *@seen was written, or @force.
+ */
+static void publish_pt(struct accelfs *fs, struct mstate *m, bool force, uint64_t *seen)
+{
+	uint64_t gen = __atomic_load_n(&fs->pt_files.gen, __ATOMIC_RELAXED);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	m->pt_learned = __atomic_load_n(&fs->pt_files.learned, __ATOMIC_RELAXED);
+	if (!fs->passthrough || (!force && gen == *seen))
+		return;
+	f = open_memstream(&text, &len);
+	if (!f)
+		return; /* the next tick tries again */
+	m->pt_files = passthrough_files_write(fs, f);
+	if (!fclose(f) && !mstate_pt_write(m->pid, text, len))
+		*seen = gen;
+	free(text);
+}
+
 /* The mount's state file: mode and counters (cache/mstate.h), when they moved or @force. */
-static void publish(struct accelfs *fs, struct mstate *m, bool force)
+static void publish(struct accelfs *fs, struct mstate *m, bool force, uint64_t *pt_seen)
 {
 	struct watch *w = &fs->watch;
 	uint64_t before = digest(m), unwatched = m->watch_unwatched;
@@ -227,6 +252,7 @@ static void publish(struct accelfs *fs, struct mstate *m, bool force)
 	}
 	if (pool)
 		pool_stats_own(pool, m->c);
+	publish_pt(fs, m, force, pt_seen);
 	if (!force && digest(m) == before && m->watch_unwatched == unwatched)
 		return;
 	snprintf(m->watch, sizeof(m->watch), "%s", watch_mode_name(fs));
@@ -269,11 +295,11 @@ static void *watch_main(void *arg)
 	const uint64_t tick = MSTATE_PUBLISH_MS * 1000000ULL;
 	pid_t self = getpid();
 	int ret;
-	uint64_t last;
+	uint64_t last, pt_seen = 0;
 
 	mstate_sweep(); /* files of daemons killed before they could remove theirs */
 	mstate_init(fs, &m);
-	publish(fs, &m, true);
+	publish(fs, &m, true, &pt_seen);
 	last = now_ns();
 	for (;;) {
 		uint64_t since = now_ns() - last;
@@ -297,7 +323,7 @@ static void *watch_main(void *arg)
 		 * the requests moved meanwhile. A watcher that failed says so
 		 * at once. */
 		if (failed || now_ns() - last >= tick) {
-			publish(fs, &m, failed);
+			publish(fs, &m, failed, &pt_seen);
 			last = now_ns();
 		}
 	}

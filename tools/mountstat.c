@@ -12,6 +12,7 @@
 
 #include "json.h"
 #include "monstat.h"
+#include "mountinfo.h"
 #include "mountstat.h"
 #include "pool.h"
 #include "util.h"
@@ -126,6 +127,70 @@ static void text_head(const struct mstate *m)
 		       util_bytes(m->ds.limit, b3, sizeof(b3)));
 }
 
+/*
+ * The daemon's list of files in passthrough mode (cache/mstate.h), one
+ * @fn(why, path, arg) per line; 0, or -errno when it cannot be read
+ * (-EACCES: another user's daemon; -ENOENT: none written).
+ */
+static int pt_each(const struct mstate *m, void (*fn)(const char *why, const char *path, void *),
+		   void *arg)
+{
+	FILE *f = mstate_pt_open(m->pid, (unsigned int)geteuid());
+	char line[MSTATE_PATH_LEN * 4 + 64];
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *tab = strchr(line, '\t');
+
+		if (!tab)
+			continue;
+		*tab++ = '\0';
+		tab[strcspn(tab, "\n")] = '\0';
+		mountinfo_unescape(tab);
+		fn(line, tab, arg);
+	}
+	fclose(f);
+	return 0;
+}
+
+static void pt_text(const char *why, const char *path, void *arg)
+{
+	char b[512];
+
+	(void)arg;
+	printf("    %-36s %s\n", why, mountstat_printable(path, b, sizeof(b)));
+}
+
+static void pt_json(const char *why, const char *path, void *arg)
+{
+	bool *first = arg;
+
+	printf("%s{\"why\": ", *first ? "" : ", ");
+	json_string(why);
+	printf(", \"path\": ");
+	json_string(path);
+	printf("}");
+	*first = false;
+}
+
+/* "passthrough" and the files, for people. */
+static void text_pt(const struct mstate *m)
+{
+	int ret;
+
+	printf("  passthrough   %llu file%s now; %llu open%s passed through by observed use\n",
+	       ull(m->pt_files), m->pt_files == 1 ? "" : "s", ull(m->pt_learned),
+	       m->pt_learned == 1 ? "" : "s");
+	if (!m->pt_files)
+		return;
+	ret = pt_each(m, pt_text, NULL);
+	if (ret == -EACCES || ret == -EPERM)
+		printf("    (which: only the daemon's user may read that list)\n");
+	else if (ret)
+		printf("    (which: %s)\n", strerror(-ret));
+}
+
 void mountstat_text(const struct mstate *m)
 {
 	const uint64_t *c = m->c;
@@ -144,8 +209,10 @@ void mountstat_text(const struct mstate *m)
 	       "%llu buffers lost\n",
 	       ull(c[POOL_C_DEFERRED_WRITES]), ull(c[POOL_C_FLUSH_WRITES]),
 	       ull(c[POOL_C_FLUSH_ERRORS]), ull(c[POOL_C_DIRTY_LOST]));
-	printf("  read-ahead    %llu issued, %llu used, %llu wasted\n\n", ull(c[POOL_C_RA_ISSUED]),
+	printf("  read-ahead    %llu issued, %llu used, %llu wasted\n", ull(c[POOL_C_RA_ISSUED]),
 	       ull(c[POOL_C_RA_USED]), ull(c[POOL_C_RA_WASTED]));
+	text_pt(m);
+	printf("\n");
 	mountstat_req_line(NULL, line, sizeof(line));
 	printf("  %s\n", line);
 	for (unsigned int i = 0; i < m->nreq; i++) {
@@ -188,6 +255,15 @@ static void json_served(const struct mstate *m)
 	} else {
 		printf("null");
 	}
+	printf(", \"passthrough_files\": %llu, \"passthrough_learned\": %llu, "
+	       "\"passthrough\": [",
+	       ull(m->pt_files), ull(m->pt_learned));
+	bool first = true;
+
+	if (pt_each(m, pt_json, &first) && m->pt_files)
+		printf("], \"passthrough_unreadable\": true");
+	else
+		printf("]");
 	if (hit < 0)
 		printf(", \"hit_pct\": null");
 	else

@@ -229,6 +229,8 @@ enum mount_value {
 	MV_DISK_CORRUPT,
 	MV_DISK_EVICTED,
 	MV_DISK_USED,
+	MV_PT_FILES,
+	MV_PT_LEARNED,
 	MV_N
 };
 
@@ -240,7 +242,8 @@ static uint64_t mount_value(const struct mstate *m, int k)
 				   m->parked,	       m->ds.hits,
 				   m->ds.misses,       m->ds.puts,
 				   m->ds.corrupt,      m->ds.evicted,
-				   m->ds.used };
+				   m->ds.used,	       m->pt_files,
+				   m->pt_learned };
 
 	return v[k];
 }
@@ -277,6 +280,10 @@ static void mount_family(FILE *f, const struct mstate *ms, size_t n, int k)
 		  "Disk tier entries removed or trimmed to keep its size bound." },
 		{ "accelfs_mount_disk_used_bytes", "gauge",
 		  "Bytes the disk tier's entries take, as of its last scan plus puts since." },
+		{ "accelfs_mount_passthrough_files", "gauge",
+		  "Files in kernel passthrough mode now." },
+		{ "accelfs_mount_passthrough_learned_total", "counter",
+		  "Opens passed through by observed use (bulk sequential reads)." },
 	};
 	const char *lab[2 * MAX_LABELS + 1];
 	char name[96], help[160], pid[16];

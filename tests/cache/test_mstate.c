@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cache_test.h"
@@ -95,6 +96,38 @@ static void test_read(void)
 	free(m);
 }
 
+/* The passthrough list: mode 0600, read back as written, removed with the state. */
+static void test_pt_list(void)
+{
+	char dir[] = "/tmp/accelfs-test-rt.XXXXXX", line[256];
+	const char text[] = "auto: bulk sequential reads\t/srv/f\\011x\n";
+	uint32_t pid = (uint32_t)getpid();
+	struct stat st;
+	FILE *f;
+
+	if (geteuid() != 0) { /* a user's daemon writes in $XDG_RUNTIME_DIR/accelfs */
+		CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+		setenv("XDG_RUNTIME_DIR", dir, 1);
+	}
+	CU_ASSERT_EQUAL_FATAL(mstate_pt_write(pid, text, sizeof(text) - 1), 0);
+	f = mstate_pt_open(pid, (unsigned int)geteuid());
+	CU_ASSERT_FATAL(f != NULL);
+	CU_ASSERT_EQUAL(fstat(fileno(f), &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0600); /* it names files */
+	CU_ASSERT_PTR_NOT_NULL(fgets(line, sizeof(line), f));
+	CU_ASSERT_STRING_EQUAL(line, text);
+	fclose(f);
+	mstate_remove(pid);
+	errno = 0;
+	CU_ASSERT_PTR_NULL(mstate_pt_open(pid, (unsigned int)geteuid()));
+	CU_ASSERT_EQUAL(errno, ENOENT);
+	if (geteuid() != 0) {
+		snprintf(line, sizeof(line), "%s/accelfs", dir);
+		rmdir(line);
+		rmdir(dir);
+	}
+}
+
 static void test_find(void)
 {
 	struct mstate *m = calloc(1, sizeof(*m));
@@ -116,5 +149,6 @@ int main(void)
 	CU_add_test(s, "percentiles from a histogram", test_quantile);
 	CU_add_test(s, "a state file read back", test_read);
 	CU_add_test(s, "finding a mount's daemon", test_find);
+	CU_add_test(s, "the list of passthrough files", test_pt_list);
 	return ct_run();
 }

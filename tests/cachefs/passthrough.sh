@@ -26,6 +26,17 @@
 #           no tuning attributes) and no capget per passthrough open (read
 #           once per worker thread); the files are right on SOURCE
 #   fsx     the fsx exerciser on a passthrough=always mount, and opens counted
+#   learn   passthrough=auto by observed use, on a mount whose deferred write
+#           keeps files off passthrough by their attributes: after a bulk
+#           sequential read served by the daemon, the next read-only open is
+#           passed through (the daemon sends none of its bytes), and accel
+#           stat --mount lists the file, why, and the count (text and JSON;
+#           the list file is mode 0600); a write through the daemon ends the
+#           verdict; of 16 opens on a verdict the daemon serves one, and
+#           random 4 KiB reads there end it
+#   learn_mix  the same mount, 24 rounds of writes (deferred, some while a
+#           passed-through reader is open) and bulk reads of one file: every
+#           read gives the bytes written so far, with opens passed through
 # Skips (77) without root, /dev/fuse, or a kernel/libfuse with passthrough.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -251,6 +262,125 @@ PY
 	[ $((i1 - i0)) -le 10 ] || fail "$((i1 - i0)) invalidations: the program's own writes came back"
 	[ "$(pcount opens_passthrough)" -ge 1 ] || fail "the open was not passthrough"
 	echo "PASS: own passthrough writes not echoed; an outside write still seen"
+}
+
+# state KEY: the daemon's published value of KEY (cache/mstate.h).
+state() { awk -v k="$1" '$1 == k { print $2 }' "/run/accelfs/mount-$ACCEL_PID"; }
+
+# reqs KIND: requests of KIND the daemon published it served.
+reqs() { awk -v k="$1" '$1 == "req" && $2 == k { n = $3 } END { print n + 0 }' \
+	"/run/accelfs/mount-$ACCEL_PID"; }
+
+# wait_released N: until the daemon has published N opens and a RELEASE
+# for each (the kernel sends RELEASE after close(2) returns).
+wait_released() {
+	local i
+	for i in $(seq 100); do
+		[ -f "/run/accelfs/mount-$ACCEL_PID" ] && [ "$(reqs open)" -ge "$1" ] &&
+			[ "$(reqs open)" = "$(reqs release)" ] && return 0
+		sleep 0.05
+	done
+	fail "the daemon did not release every handle: $(reqs open) opens, $(reqs release) releases"
+}
+
+# served WHAT CMD...: run CMD; true if the daemon sent >= 4 MiB of data for it.
+served() {
+	local w0
+	w0=$(wchar)
+	shift
+	"$@" >/dev/null || fail "$*"
+	[ $(($(wchar) - w0)) -ge $((4 << 20)) ]
+}
+
+md5_3() { md5sum <&3; } # no open of its own
+
+case_learn() {
+	head -c $((8 << 20)) /dev/urandom >src/f
+	# deferred_write=on by default: the attribute rule keeps every file here
+	cfs_pt_mount "writeback=off,pool=$POOL"
+	served first md5sum m/f || fail "the first read was not served by the daemon"
+	wait_released 1
+	exec 3<m/f
+	! served second md5_3 || fail "after a bulk read, the next open was not passed through"
+	for i in $(seq 50); do
+		[ "$(state passthrough_files)" = 1 ] && break
+		sleep 0.05
+	done
+	[ "$(state passthrough_files)" = 1 ] || fail "passthrough_files $(state passthrough_files), want 1"
+	[ "$(state passthrough_learned)" = 1 ] ||
+		fail "passthrough_learned $(state passthrough_learned), want 1"
+	"$ACCEL" stat --mount m >stat.out || fail "accel stat --mount m"
+	grep -Eq "passthrough +1 file now; 1 open passed through by observed use" stat.out ||
+		fail "accel stat: $(grep -A2 passthrough stat.out)"
+	grep -Fq "auto: bulk sequential reads" stat.out && grep -Fq "$PWD/src/f" stat.out ||
+		fail "accel stat does not list the file: $(grep -A2 passthrough stat.out)"
+	"$ACCEL" stat --json --mount m | python3 -c '
+import json, sys
+m = json.load(sys.stdin)["mounts"][0]
+assert m["passthrough_files"] == 1 and m["passthrough_learned"] == 1, m
+assert m["passthrough"] == [{"why": "auto: bulk sequential reads", "path": sys.argv[1]}], m
+' "$PWD/src/f" || fail "accel stat --json lacks the passthrough list"
+	[ "$(stat -c %a "/run/accelfs/mount-$ACCEL_PID.passthrough")" = 600 ] ||
+		fail "the list of files is not mode 0600"
+	exec 3<&-
+	wait_released 2
+	# a write ends the verdict (fsync: nothing left deferred in the pool)
+	python3 -c 'import os,sys
+fd = os.open(sys.argv[1], os.O_WRONLY); os.pwrite(fd, b"x", 0); os.fsync(fd); os.close(fd)' m/f ||
+		fail "write m/f"
+	wait_released 3
+	served third md5sum m/f || fail "after a write, the next open was passed through"
+	wait_released 4
+	# that read was bulk again: 15 opens on the verdict, the 16th to the daemon
+	for i in $(seq 15); do # one at a time: an open before the last RELEASE joins it
+		: <m/f || fail "open $i"
+		wait_released $((4 + i))
+	done
+	[ "$(state passthrough_learned)" = 16 ] ||
+		fail "passthrough_learned $(state passthrough_learned), want 16"
+	local r0
+	r0=$(reqs read)
+	python3 -c 'import os,random,sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for i in range(64): os.pread(fd, 4096, random.randrange(1, 2047) * 4096)
+os.close(fd)' m/f || fail "random reads"
+	wait_released 20
+	[ $(($(reqs read) - r0)) -ge 32 ] ||
+		fail "the 16th open was not served by the daemon ($(($(reqs read) - r0)) reads)"
+	served fourth md5sum m/f || fail "after random reads, the next open was passed through"
+	[ "$(md5sum <m/f)" = "$(md5sum <src/f)" ] || fail "m/f reads other bytes than SOURCE"
+	echo "PASS: bulk readers passed through by observed use, listed; writes and random reads end it"
+}
+
+case_learn_mix() {
+	head -c $((2 << 20)) /dev/urandom >src/f
+	cp src/f model
+	cfs_pt_mount "writeback=off,pool=$POOL"
+	local r
+	for r in $(seq 24); do
+		cmp m/f model || fail "round $r: a read gave other bytes than were written"
+		cmp m/f model || fail "round $r: the second read gave other bytes"
+		if [ $((r % 3)) = 0 ]; then
+			exec 3<m/f # passed through once a read was bulk; the writer joins it
+		fi
+		python3 -c 'import os,random,sys
+off, n = random.randrange(0, 2 << 20), random.randrange(1, 300000)
+data = os.urandom(n)
+for p in sys.argv[1:]:
+	fd = os.open(p, os.O_WRONLY); os.pwrite(fd, data, off); os.close(fd)' m/f model ||
+			fail "round $r: write"
+		cmp - model <&3 2>/dev/null || [ $((r % 3)) != 0 ] ||
+			fail "round $r: the open reader read other bytes than were written"
+		exec 3<&-
+	done
+	cmp src/f model || fail "SOURCE has other bytes than were written"
+	for r in $(seq 50); do
+		[ "$(state passthrough_learned)" -gt 0 ] && break
+		sleep 0.05
+	done
+	echo "passed through by observed use: $(state passthrough_learned) opens"
+	[ "$(state passthrough_learned)" -gt 0 ] || fail "no open was passed through by observed use"
+	echo "PASS: 24 rounds of writes and bulk reads, every read right"
 }
 
 case_fsx() {

@@ -116,6 +116,24 @@ static void test_passthrough(void)
 	CU_ASSERT_STRING_EQUAL(tuning_passthrough_need(&u, &plain), "local_buffers");
 }
 
+/* the observed half of passthrough=auto: bulk sequential reading only */
+static void test_use_bulk(void)
+{
+	struct tuning_use u = { .reads = 16, .read_bytes = 16 * TUNING_BULK_REQUEST };
+
+	CU_ASSERT_TRUE(tuning_use_bulk(&u)); /* 1 MiB in 64 KiB requests */
+	u.wrote = true;
+	CU_ASSERT_FALSE(tuning_use_bulk(&u)); /* a writer is no bulk reader */
+	u = (struct tuning_use){ .reads = 17, .read_bytes = 16 * TUNING_BULK_REQUEST };
+	CU_ASSERT_FALSE(tuning_use_bulk(&u)); /* requests below 64 KiB on average */
+	u = (struct tuning_use){ .reads = 4, .read_bytes = TUNING_BULK_BYTES - 1 };
+	CU_ASSERT_FALSE(tuning_use_bulk(&u)); /* too little to tell */
+	u = (struct tuning_use){ .reads = 0, .read_bytes = 0 };
+	CU_ASSERT_FALSE(tuning_use_bulk(&u)); /* read nothing: says nothing */
+	u = (struct tuning_use){ .reads = 262144, .read_bytes = 262144ULL * 4096 };
+	CU_ASSERT_FALSE(tuning_use_bulk(&u)); /* 1 GiB of random pages */
+}
+
 static void test_stored(void)
 {
 	CU_ASSERT_TRUE(tuning_stored_valid(TUNING_GLOBAL_BUFFERS, "all"));
@@ -137,5 +155,6 @@ int main(void)
 	CU_add_test(s, "sizes", test_sizes);
 	CU_add_test(s, "stored values", test_stored);
 	CU_add_test(s, "passthrough", test_passthrough);
+	CU_add_test(s, "bulk use", test_use_bulk);
 	return cunit_run();
 }
