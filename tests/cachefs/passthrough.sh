@@ -31,9 +31,9 @@
 #           sequential read served by the daemon, the next read-only open is
 #           passed through (the daemon sends none of its bytes), and accel
 #           stat --mount lists the file, why, and the count (text and JSON;
-#           the list file is mode 0600); a write through the daemon ends the
-#           verdict; of 16 opens on a verdict the daemon serves one, and
-#           random 4 KiB reads there end it
+#           the list file is mode 0600, another user sees the count only);
+#           a write through the daemon ends the verdict; of 16 opens on a
+#           verdict the daemon serves one, and random 4 KiB reads there end it
 #   learn_mix  the same mount, 24 rounds of writes (deferred, some while a
 #           passed-through reader is open) and bulk reads of one file: every
 #           read gives the bytes written so far, with opens passed through
@@ -322,6 +322,14 @@ assert m["passthrough"] == [{"why": "auto: bulk sequential reads", "path": sys.a
 ' "$PWD/src/f" || fail "accel stat --json lacks the passthrough list"
 	[ "$(stat -c %a "/run/accelfs/mount-$ACCEL_PID.passthrough")" = 600 ] ||
 		fail "the list of files is not mode 0600"
+	if command -v setpriv >/dev/null; then # another user sees the count, not the names
+		setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_RUNTIME_DIR \
+			"$ACCEL" stat --mount m >stat.other || fail "accel stat --mount m as nobody"
+		grep -Fq "only the daemon's user may read that list" stat.other &&
+			! grep -Fq "src/f" stat.other || fail "another user's accel stat: $(cat stat.other)"
+	else
+		echo "NOTE: setpriv is missing: the list's privacy is not checked"
+	fi
 	exec 3<&-
 	wait_released 2
 	# a write ends the verdict (fsync: nothing left deferred in the pool)
