@@ -137,9 +137,11 @@ struct inode {
 	/* passthrough=auto by observed use (passthrough.c, tuning_use_bulk):
 	 * the last handle served by the daemon that read it read in bulk, and
 	 * nothing wrote it since; the opens passed through on that verdict
-	 * since the daemon last served one to look again. */
+	 * since the daemon last served one to look again, and how many it
+	 * lets pass before it looks again (0: the first interval). */
 	bool pt_bulk;
 	unsigned int pt_bulk_opens;
+	unsigned int pt_bulk_every;
 	/* its entry in the mount's list of files in passthrough mode while
 	 * pt_opens > 0 (fs->pt_files), NULL: not listed */
 	struct pt_file *pt_file;

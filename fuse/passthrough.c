@@ -74,8 +74,9 @@
  * them), nor while the daemon serves another open of it (one mode per
  * inode). The verdict holds while nothing writes the file: a write through
  * the daemon, or a writable open that joined the passed-through readers,
- * clears it; and every PT_LOOK_AGAIN-th such open is served by the daemon
- * again, whose handle then decides anew (random reads end it).
+ * clears it; and one such open in PT_LOOK_AGAIN (then fewer, below) is
+ * served by the daemon again, whose handle then decides anew (random reads
+ * end it).
  *
  * The files in passthrough mode now, with the reason, are listed for accel
  * stat (passthrough_files_write; fs->pt_files, a leaf lock taken under
@@ -95,7 +96,13 @@
 #include "creds.h"
 #include "tuning.h"
 
-#define PT_LOOK_AGAIN 16 /* of opens passed through by use, the daemon serves one */
+/* Of the opens passed through by use, the daemon serves one in PT_LOOK_AGAIN,
+ * then one in twice as many each time it confirms the verdict, up to one in
+ * PT_LOOK_MAX: each such open is a read through the daemon with the kernel's
+ * pages gone (a passthrough open drops them), a cost paid less often the
+ * longer the pattern holds. */
+#define PT_LOOK_AGAIN 16
+#define PT_LOOK_MAX 1024
 
 /* Why an inode went passthrough (its first passthrough open's reason). */
 #define PT_WHY_MOUNT "passthrough=always"
@@ -252,7 +259,7 @@ static bool by_use(struct open_file *of, const struct pt_choice *c)
 		return false;
 	if (of->fs->pool && pool_dirty_end_peek(of->fs->pool, n->dev, n->ino, &end, &mt))
 		return false; /* deferred bytes SOURCE has not got yet */
-	if (++n->pt_bulk_opens >= PT_LOOK_AGAIN) {
+	if (++n->pt_bulk_opens >= (n->pt_bulk_every ? n->pt_bulk_every : PT_LOOK_AGAIN)) {
 		n->pt_bulk_opens = 0;
 		return false; /* the daemon serves this one: does the pattern hold? */
 	}
@@ -478,7 +485,14 @@ static void learn(struct open_file *of)
 		return;
 	}
 	if (u.wrote || u.reads) { /* a new verdict */
-		n->pt_bulk = tuning_use_bulk(&u);
+		bool bulk = tuning_use_bulk(&u);
+		unsigned int every = n->pt_bulk_every ? n->pt_bulk_every : PT_LOOK_AGAIN;
+
+		if (!bulk || !n->pt_bulk)
+			n->pt_bulk_every = PT_LOOK_AGAIN; /* a new verdict: look again soon */
+		else if (every < PT_LOOK_MAX)
+			n->pt_bulk_every = every * 2; /* confirmed: half as often */
+		n->pt_bulk = bulk;
 		n->pt_bulk_opens = 0;
 	}
 }

@@ -33,7 +33,8 @@
 #           stat --mount lists the file, why, and the count (text and JSON;
 #           the list file is mode 0600, another user sees the count only);
 #           a write through the daemon ends the verdict; of 16 opens on a
-#           verdict the daemon serves one, and random 4 KiB reads there end it
+#           verdict the daemon serves one (a bulk read there: then one of 32),
+#           and random 4 KiB reads there end it
 #   learn_mix  the same mount, 24 rounds of writes (deferred, some while a
 #           passed-through reader is open) and bulk reads of one file: every
 #           read gives the bytes written so far, with opens passed through
@@ -346,15 +347,24 @@ fd = os.open(sys.argv[1], os.O_WRONLY); os.pwrite(fd, b"x", 0); os.fsync(fd); os
 	done
 	[ "$(state passthrough_learned)" = 16 ] ||
 		fail "passthrough_learned $(state passthrough_learned), want 16"
+	served "16th" md5sum m/f || fail "the 16th open on the verdict was passed through"
+	wait_released 20
+	# confirmed: the daemon looks again after twice as many
+	for i in $(seq 31); do
+		: <m/f || fail "open $i"
+		wait_released $((20 + i))
+	done
+	[ "$(state passthrough_learned)" = 47 ] ||
+		fail "passthrough_learned $(state passthrough_learned), want 47 (16 + 31)"
 	local r0
 	r0=$(reqs read)
 	python3 -c 'import os,random,sys
 fd = os.open(sys.argv[1], os.O_RDONLY)
 for i in range(64): os.pread(fd, 4096, random.randrange(1, 2047) * 4096)
 os.close(fd)' m/f || fail "random reads"
-	wait_released 20
+	wait_released 52
 	[ $(($(reqs read) - r0)) -ge 32 ] ||
-		fail "the 16th open was not served by the daemon ($(($(reqs read) - r0)) reads)"
+		fail "the 32nd open was not served by the daemon ($(($(reqs read) - r0)) reads)"
 	served fourth md5sum m/f || fail "after random reads, the next open was passed through"
 	[ "$(md5sum <m/f)" = "$(md5sum <src/f)" ] || fail "m/f reads other bytes than SOURCE"
 	echo "PASS: bulk readers passed through by observed use, listed; writes and random reads end it"
