@@ -189,10 +189,12 @@ static void text_passthrough(const struct show_file *f)
 		printf("yes on mounts that negotiated passthrough (passthrough=auto\n"
 		       "                    with writeback=off, or always)\n");
 	else if (!strcmp(v, "auto"))
-		printf(
-		    "yes on mounts with passthrough=always, or =auto with\n"
-		    "                    writeback=off whose deferred_write and sync do not\n"
-		    "                    apply (deferred_write=off or cache=off, sync=strict)\n");
+		printf("yes on mounts with passthrough=always, or =auto with\n"
+		       "                    writeback=off whose deferred_write and sync do not\n"
+		       "                    apply (deferred_write=off or cache=off, sync=strict);\n"
+		       "                    on other writeback=off mounts its read-only opens\n"
+		       "                    once the daemon saw it read in bulk (accel stat\n"
+		       "                    --mount lists the files passed through now)\n");
 	else if (why)
 		printf("no under passthrough=auto (%s asks for the daemon); yes\n"
 		       "                    under passthrough=always\n",
