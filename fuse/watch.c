@@ -222,7 +222,9 @@ static void publish_pt(struct accelfs *fs, struct mstate *m, bool force, uint64_
 	FILE *f;
 
 	m->pt_learned = __atomic_load_n(&fs->pt_files.learned, __ATOMIC_RELAXED);
-	if (!fs->passthrough || (!force && gen == *seen))
+	/* No file until a first file went passthrough (gen 0: none ever did;
+	 * fs->passthrough is INIT's, which may come while this thread runs). */
+	if (gen == *seen && (!force || !gen))
 		return;
 	f = open_memstream(&text, &len);
 	if (!f)
