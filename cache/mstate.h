@@ -50,7 +50,8 @@
  * daemon", "auto: bulk sequential reads"; PATH is SOURCE's path of the file
  * when it entered the mode, with tab, newline and backslash written as
  * \ooo (octal, as /proc/mounts: mountinfo_unescape() undoes it).
- * Replaced whole like the state file, and removed with it.
+ * Written from the first time a file goes passthrough on (none before: no
+ * list), replaced whole like the state file, and removed with it.
  */
 #ifndef ACCELFS_CACHE_MSTATE_H
 #define ACCELFS_CACHE_MSTATE_H
