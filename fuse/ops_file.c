@@ -688,9 +688,12 @@ static void accel_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, (int)-n);
 		return;
 	}
-	/* what the next opens are decided on (passthrough.c) */
-	__atomic_add_fetch(&fh_of(fi)->use_reads, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&fh_of(fi)->use_bytes, (uint64_t)n, __ATOMIC_RELAXED);
+	/* what the next opens are decided on (passthrough.c); only where the
+	 * kernel passes files through (set at INIT, before any READ) */
+	if (fh_of(fi)->fs->passthrough) {
+		__atomic_add_fetch(&fh_of(fi)->use_reads, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&fh_of(fi)->use_bytes, (uint64_t)n, __ATOMIC_RELAXED);
+	}
 	fuse_reply_buf(req, buf, n);
 }
 
