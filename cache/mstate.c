@@ -68,6 +68,7 @@ static int write_all(int fd, const struct mstate *m)
 		m->ds.evicted, m->ds.used, m->ds.limit);
 	fprintf(f, "passthrough_files %" PRIu64 "\npassthrough_learned %" PRIu64 "\n", m->pt_files,
 		m->pt_learned);
+	fprintf(f, "readahead_delay_us %" PRIu64 "\n", m->ra_delay_us);
 	for (int c = 0; c < POOL_C_POOL_MAX; c++)
 		fprintf(f, "pool_%s %" PRIu64 "\n", pool_stats_counter_name((enum pool_counter)c),
 			m->c[c]);
@@ -283,6 +284,8 @@ static void parse_line(char *line, struct mstate *m)
 		m->pt_files = strtoull(v, NULL, 10);
 	else if (!strcmp(line, "passthrough_learned"))
 		m->pt_learned = strtoull(v, NULL, 10);
+	else if (!strcmp(line, "readahead_delay_us"))
+		m->ra_delay_us = strtoull(v, NULL, 10);
 	else if (!strcmp(line, "disk"))
 		snprintf(m->disk, sizeof(m->disk), "%s", v);
 	else if (!strncmp(line, "disk_", 5))

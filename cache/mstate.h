@@ -30,6 +30,9 @@
  *   passthrough_learned N
  *                        opens passed through by observed use (passthrough=
  *                        auto: bulk sequential reads, fuse/passthrough.c)
+ *   readahead_delay_us N SOURCE's delay per read as read-ahead measured it
+ *                        (fuse/readahead_io.c: a low quantile of its recent
+ *                        reads), which its window grows by; 0: none seen
  *   pool_COUNTER N       for each pool counter (pool_stats_counter_name()):
  *                        what this daemon added to it (pool_stats_own())
  *   req KIND COUNT ERRORS TIME_US H0 ... H23
@@ -95,6 +98,7 @@ struct mstate {
 	char disk[MSTATE_PATH_LEN];  /* the disk tier's directory, "" none */
 	struct disk_stats ds;	     /* its counters */
 	uint64_t pt_files, pt_learned; /* passthrough_files, passthrough_learned */
+	uint64_t ra_delay_us;	       /* readahead_delay_us */
 	uint64_t c[POOL_C_POOL_MAX]; /* what this daemon added to the pool's counters */
 	unsigned int nreq;
 	struct mstate_req req[MSTATE_REQ_MAX];

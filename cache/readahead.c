@@ -18,6 +18,15 @@
  *   buckets of the predicted reads, one window per read (ra_next()).
  * Anything else is random: the window is dropped and detection starts over
  * with this read, so a changed pattern begins again with a small window.
+ * Except reads that come out of order: the kernel sends its own read-ahead
+ * of a file as two READ requests at once, which reach the daemon (and
+ * complete) in either order. A read that skips no more than the previous
+ * read's length, where that read was RA_REORDER_MIN buckets or more (the
+ * kernel's read-ahead, not a program's records), is sequential; a read of
+ * a sequential pattern behind the previous one by less than the window (or
+ * RA_REORDER_BUCKETS) changes nothing. Without this every reordering
+ * restarted the window at RA_INIT_BUCKETS, and a reader on a slow SOURCE
+ * never got ahead of it.
  *
  * Invariant that makes "no bucket twice" hold: within a pattern every
  * window starts after last_req, the last bucket already asked for (or being
@@ -31,6 +40,10 @@ enum { RA_MODE_NONE, RA_MODE_SEQ, RA_MODE_STRIDE };
 
 /* The first window, in buckets: the kernel starts as small, then doubles. */
 #define RA_INIT_BUCKETS 2
+/* How far behind the previous read a reordered read of a sequential pattern may start */
+#define RA_REORDER_BUCKETS 32
+/* Reads this long (buckets) or longer are the kernel's read-ahead, which it sends two at a time */
+#define RA_REORDER_MIN 2
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -56,11 +69,27 @@ static uint32_t ra_grow(uint32_t size, uint32_t max)
 	return size > max / 2 ? max : size * 2;
 }
 
+/* A read of a prefetching sequential pattern that reached us out of order (see the top). */
+static bool ra_reordered(const struct ra_state *ra, uint64_t off)
+{
+	uint64_t back = ra->size > RA_REORDER_BUCKETS ? ra->size : RA_REORDER_BUCKETS;
+
+	if (ra->mode != RA_MODE_SEQ || !ra->seen || off >= ra->prev_off)
+		return false;
+	if (back > UINT64_MAX / ra->bucket_size)
+		return true;
+	return ra->prev_off - off < back * ra->bucket_size;
+}
+
 static int ra_classify(const struct ra_state *ra, uint64_t off)
 {
 	if (!ra->seen)
 		return RA_MODE_NONE;
 	if (off >= ra->prev_off && off < sat_add(ra->prev_end, ra->bucket_size))
+		return RA_MODE_SEQ;
+	/* reordered (see the top): the later of two reads sent together came first */
+	if (ra->prev_end - ra->prev_off >= RA_REORDER_MIN * (uint64_t)ra->bucket_size &&
+	    off > ra->prev_end && off - ra->prev_end <= ra->prev_end - ra->prev_off)
 		return RA_MODE_SEQ;
 	if (ra->stride && off > ra->prev_off && off - ra->prev_off == ra->stride)
 		return RA_MODE_STRIDE;
@@ -170,6 +199,8 @@ bool ra_on_read(struct ra_state *ra, uint64_t off, size_t len, uint32_t bucket_s
 			return false;
 		ra->bucket_size = bucket_size;
 	}
+	if (ra_reordered(ra, off))
+		return false;
 	mode = ra_classify(ra, off);
 	if (mode != ra->mode) {
 		ra->mode = (uint8_t)mode;

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "clock.h"
 #include "shmlock.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -63,13 +64,7 @@ static int lock_within(pthread_mutex_t *m, int64_t wait_ns)
 
 	if (ret != EBUSY)
 		return ret;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += (time_t)(wait_ns / 1000000000LL);
-	ts.tv_nsec += (long)(wait_ns % 1000000000LL);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	mono_deadline(&ts, (uint64_t)wait_ns);
 	do
 		ret = clocklock(m, &ts);
 	while (ret == EINTR);

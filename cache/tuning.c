@@ -254,6 +254,24 @@ bool tuning_use_bulk(const struct tuning_use *u)
 	       u->read_bytes / u->reads >= TUNING_BULK_REQUEST;
 }
 
+uint64_t tuning_readahead_delay(uint64_t elapsed_ns, uint64_t len)
+{
+	return elapsed_ns > len ? elapsed_ns - len : 0; /* 1 byte a ns */
+}
+
+uint64_t tuning_readahead_window(uint64_t base, uint64_t delay_ns, uint64_t cap)
+{
+	uint64_t n;
+
+	if (!base || cap <= base)
+		return base;
+	/* whole bases of delay: windows stay aligned with the kernel's own reads
+	 * of that size, and a delay shorter than one base's worth adds nothing
+	 * (each window then goes through the prefetch thread's hop for little) */
+	n = delay_ns / base;
+	return n >= cap / base ? cap : (n + 1) * base; /* (n + 1) * base <= cap: no wrap */
+}
+
 int tuning_get(const char *path, enum tuning_key k, char *val)
 {
 	char name[64];

@@ -126,6 +126,26 @@ struct tuning_use {
 bool tuning_use_bulk(const struct tuning_use *u);
 
 /*
+ * Read-ahead sized for SOURCE's delay (bandwidth x delay). The bandwidth
+ * planned for is 1 GB/s, one byte a nanosecond: each millisecond SOURCE
+ * takes to answer a read beyond moving its bytes at that rate is 1 MB more
+ * window (in whole base windows), so a network file system's round trip is
+ * covered by reads in flight, and a local disk (its reads no slower than
+ * that) keeps the base.
+ */
+/* The delay part of one read of @len bytes that took @elapsed_ns: what exceeds @len at 1 GB/s. */
+uint64_t tuning_readahead_delay(uint64_t elapsed_ns, uint64_t len);
+
+/*
+ * tuning_readahead_window - the read-ahead window in bytes: @base (the
+ * window for a SOURCE without delay) plus @delay_ns worth of bytes at the
+ * planned bandwidth in whole @base (rounded down: windows stay aligned with
+ * reads of that size, and a delay under one @base's worth adds nothing),
+ * never past @cap; @cap below @base: @base.
+ */
+uint64_t tuning_readahead_window(uint64_t base, uint64_t delay_ns, uint64_t cap);
+
+/*
  * tuning_read_fd - the daemon's reader: every valid tuning attribute of the
  * open file @fd (one flistxattr when the file has none). A value that
  * tuning_parse() refuses is ignored, as if absent. Never fails: a file

@@ -630,6 +630,18 @@ void wb_flush_all(struct accelfs *fs);
 int readahead_io_start(struct accelfs *fs);
 void readahead_io_stop(struct accelfs *fs);
 void cache_io_readahead(struct open_file *of, uint64_t off, size_t len);
+/* Before a read of [@off, +@len): wait (bounded) for reads in flight of its buckets */
+void readahead_wait(struct open_file *of, uint64_t off, size_t len);
+/*
+ * A READ reads [@off, +@len) from SOURCE itself (the pool did not have it):
+ * published until readahead_read_done, so other READs wait for it and
+ * read-ahead leaves it out. @held: what the READ's previous call returned
+ * (-1 at first). Returns the entry to pass on, or -1 (not published).
+ */
+int readahead_reading(struct open_file *of, uint64_t off, size_t len, int held);
+void readahead_read_done(struct accelfs *fs, int held);
+/* SOURCE's delay per read as read-ahead measured it (ns; 0: none seen, or no read-ahead) */
+uint64_t readahead_delay_ns(const struct accelfs *fs);
 
 /* ops_lock.c: locks taken on SOURCE (locks=forward; see there) */
 void ops_lock_fill(struct accelfs *fs, struct fuse_lowlevel_ops *ops);

@@ -386,11 +386,18 @@ static void revalidate(struct open_file *of)
 	}
 }
 
+/* One READ's reading of what the pool did not have: its file and its flight (readahead_io.c). */
+struct miss {
+	struct open_file *of;
+	int flight; /* -1: none published yet */
+};
+
 static ssize_t read_backend(void *arg, void *buf, size_t len, uint64_t off)
 {
-	struct open_file *of = arg;
+	struct miss *m = arg;
 
-	return backend_pread(fill_fd_get(of), buf, len, (off_t)off);
+	m->flight = readahead_reading(m->of, off, len, m->flight);
+	return backend_pread(fill_fd_get(m->of), buf, len, (off_t)off);
 }
 
 /*
@@ -402,7 +409,7 @@ static ssize_t read_backend(void *arg, void *buf, size_t len, uint64_t off)
  * a hole there); what SOURCE does not have below @end reads as zeros.
  */
 static ssize_t read_short(struct open_file *of, void *buf, size_t size, off_t off, ssize_t n,
-			  uint64_t end)
+			  uint64_t end, struct miss *miss)
 {
 	uint64_t bsize = pool_bucket_size(of->fs->pool);
 	uint8_t *p = buf;
@@ -415,7 +422,7 @@ static ssize_t read_short(struct open_file *of, void *buf, size_t size, off_t of
 		ssize_t m;
 
 		stream_grown(of->stream, pos, end);
-		m = stream_read(of->stream, p + n, stop - pos, pos, read_backend, of);
+		m = stream_read(of->stream, p + n, stop - pos, pos, read_backend, miss);
 		if (m < 0)
 			return n ? n : m;
 		memset(p + n + m, 0, stop - pos - (uint64_t)m);
@@ -426,6 +433,7 @@ static ssize_t read_short(struct open_file *of, void *buf, size_t size, off_t of
 
 ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)
 {
+	struct miss miss = { .of = of, .flight = -1 };
 	struct stat st;
 	ssize_t n;
 
@@ -443,7 +451,11 @@ ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)
 			return 0;
 		__atomic_store_n(&of->known_size, (uint64_t)st.st_size, __ATOMIC_RELAXED);
 	}
-	n = stream_read(of->stream, buf, size, (uint64_t)off, read_backend, of);
+	readahead_wait(of, (uint64_t)off, size); /* a read on its way beats one of our own */
+	n = stream_read(of->stream, buf, size, (uint64_t)off, read_backend, &miss);
+	/* what it read is in the pool now (or never will be) */
+	readahead_read_done(of->fs, miss.flight);
+	miss.flight = -1;
 	if (n > 0)
 		cache_io_readahead(of, (uint64_t)off, (size_t)n);
 	if (n >= 0 && (size_t)n < size) {
@@ -456,8 +468,10 @@ ssize_t cache_io_read(struct open_file *of, void *buf, size_t size, off_t off)
 		/* Grown since its last bucket was cached: without deferred data
 		 * the file's buffers are dropped at once (O(1)) and read again. */
 		if (!wb_end(of) && stream_invalidate(of->stream) == 0)
-			return stream_read(of->stream, buf, size, (uint64_t)off, read_backend, of);
-		return read_short(of, buf, size, off, n, end);
+			n = stream_read(of->stream, buf, size, (uint64_t)off, read_backend, &miss);
+		else
+			n = read_short(of, buf, size, off, n, end, &miss);
+		readahead_read_done(of->fs, miss.flight);
 	}
 	return n;
 }

@@ -114,6 +114,7 @@ struct accelfs_opts {
 	double flush_interval;	/* seconds a deferred write may wait */
 	bool sync_relaxed;	/* fsync/O_SYNC mean "on SOURCE within flush_interval" */
 	uint64_t readahead_max; /* bytes the daemon prefetches ahead of a reader; 0: off */
+	uint64_t readahead_latency_max; /* the window SOURCE's delay may grow it to */
 };
 
 #define OPTS_EXIT_OK 0	  /* --help/--version printed */

@@ -198,5 +198,10 @@ const struct opt_def opt_table[] = {
 	{ "readahead_max", OPT_SIZE, O(readahead_max), 0, TUNING_READAHEAD_LIMIT, .def = "1M",
 	  .syntax = "SIZE", .section = OPT_SEC_WRITEBACK,
 	  .help = "the daemon's read-ahead window limit, 0 = off" },
+	{ "readahead_latency_max", OPT_SIZE, O(readahead_latency_max), 0, TUNING_READAHEAD_LIMIT,
+	  .def = "8M", .syntax = "SIZE", .section = OPT_SEC_WRITEBACK,
+	  .help = "where SOURCE is slow to answer, the window\n"
+		  "grows by its measured delay (1 MB per ms, in\n"
+		  "whole readahead_max), up to this (0: no growth)" },
 	{ .name = NULL },
 };

@@ -204,7 +204,7 @@ static uint64_t digest(const struct mstate *m)
 		d += m->req[i].count + m->req[i].errors;
 	for (int c = 0; c < POOL_C_POOL_MAX; c++)
 		d += m->c[c];
-	d += m->pt_files + m->pt_learned;
+	d += m->pt_files + m->pt_learned + m->ra_delay_us; /* the delay moves both ways: fine */
 	d += m->parked + m->ds.hits + m->ds.misses + m->ds.puts + m->ds.corrupt + m->ds.evicted +
 	     m->ds.used;
 	return d;
@@ -248,6 +248,7 @@ static void publish(struct accelfs *fs, struct mstate *m, bool force, uint64_t *
 	m->watch_unwatched = __atomic_load_n(&w->counters.unwatched, __ATOMIC_RELAXED);
 	reqstat_fill(m);
 	m->parked = fair_parked(fs);
+	m->ra_delay_us = readahead_delay_ns(fs) / 1000;
 	if (fs->disk) {
 		snprintf(m->disk, sizeof(m->disk), "%s", fs->opts.disk_cache);
 		disk_tier_stats(fs->disk, &m->ds);

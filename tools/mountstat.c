@@ -209,8 +209,11 @@ void mountstat_text(const struct mstate *m)
 	       "%llu buffers lost\n",
 	       ull(c[POOL_C_DEFERRED_WRITES]), ull(c[POOL_C_FLUSH_WRITES]),
 	       ull(c[POOL_C_FLUSH_ERRORS]), ull(c[POOL_C_DIRTY_LOST]));
-	printf("  read-ahead    %llu issued, %llu used, %llu wasted\n", ull(c[POOL_C_RA_ISSUED]),
+	printf("  read-ahead    %llu issued, %llu used, %llu wasted", ull(c[POOL_C_RA_ISSUED]),
 	       ull(c[POOL_C_RA_USED]), ull(c[POOL_C_RA_WASTED]));
+	if (m->ra_delay_us)
+		printf("; SOURCE's delay %.3f ms a read", (double)m->ra_delay_us / 1000);
+	printf("\n");
 	text_pt(m);
 	printf("\n");
 	mountstat_req_line(NULL, line, sizeof(line));
@@ -255,6 +258,7 @@ static void json_served(const struct mstate *m)
 	} else {
 		printf("null");
 	}
+	printf(", \"readahead_delay_us\": %llu", ull(m->ra_delay_us));
 	printf(", \"passthrough_files\": %llu, \"passthrough_learned\": %llu, "
 	       "\"passthrough\": [",
 	       ull(m->pt_files), ull(m->pt_learned));

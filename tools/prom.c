@@ -231,6 +231,7 @@ enum mount_value {
 	MV_DISK_USED,
 	MV_PT_FILES,
 	MV_PT_LEARNED,
+	MV_RA_DELAY,
 	MV_N
 };
 
@@ -243,7 +244,7 @@ static uint64_t mount_value(const struct mstate *m, int k)
 				   m->ds.misses,       m->ds.puts,
 				   m->ds.corrupt,      m->ds.evicted,
 				   m->ds.used,	       m->pt_files,
-				   m->pt_learned };
+				   m->pt_learned,      m->ra_delay_us };
 
 	return v[k];
 }
@@ -284,6 +285,8 @@ static void mount_family(FILE *f, const struct mstate *ms, size_t n, int k)
 		  "Files in kernel passthrough mode now." },
 		{ "accelfs_mount_passthrough_learned_total", "counter",
 		  "Opens passed through by observed use (bulk sequential reads)." },
+		{ "accelfs_mount_readahead_delay_seconds", "gauge",
+		  "SOURCE's delay per read as read-ahead measured it (the window grows by it)." },
 	};
 	const char *lab[2 * MAX_LABELS + 1];
 	char name[96], help[160], pid[16];
@@ -300,6 +303,11 @@ static void mount_family(FILE *f, const struct mstate *ms, size_t n, int k)
 	}
 	for (size_t i = 0; i < n; i++) {
 		mount_labels(&ms[i], lab, pid);
+		if (k == MV_RA_DELAY) { /* kept in microseconds, shown in seconds */
+			series(f, name, lab);
+			fprintf(f, "%.6f\n", (double)ms[i].ra_delay_us / 1e6);
+			continue;
+		}
 		sample(f, name, lab, k < MV_N ? mount_value(&ms[i], k) : ms[i].c[k - MV_N]);
 	}
 }

@@ -22,4 +22,16 @@ static inline uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* @ts = @after_ns from now on CLOCK_MONOTONIC: a deadline for the timed waits. */
+static inline void mono_deadline(struct timespec *ts, uint64_t after_ns)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += (time_t)(after_ns / 1000000000ULL);
+	ts->tv_nsec += (long)(after_ns % 1000000000ULL);
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
 #endif

@@ -39,9 +39,11 @@ struct prefetch_req {
 	void *buf;
 	void (*done)(struct prefetch_req *req, ssize_t res);
 	void *arg; /* the caller's */
+	/* set by the engine before done(), for the caller to read there */
+	uint64_t elapsed_ns; /* from the read's start to its completion; 0 if never started */
 	/* private to the engine */
 	struct prefetch_req *next;
-	uint64_t t_ns; /* when the read was started, for the prefetch_complete probe */
+	uint64_t t_ns; /* when the read was started */
 };
 
 /* Counters since the last prefetch_start(). */

@@ -22,6 +22,9 @@
  * N ms too, and the stats line gains stat_max=N, the most stats that were
  * ever in their delay at once: a test sees whether the client above sends
  * lookups of one directory in parallel (run it without -s for that).
+ * The line always ends with read_max=N, the most bytes that reads asked for
+ * while in their delay at once: how far ahead of its reader a client above
+ * keeps reads in flight (again without -s).
  *
  * usage: slowfs DIR MOUNTPOINT [-o delay_ms=N,stat_delay_ms=N] [FUSE options, e.g. -s -f]
  * Only the top level of DIR is served (no subdirectories, no creation).
@@ -45,13 +48,13 @@
 #include <unistd.h>
 
 #define STATS_NAME "/.slowfs-stats"
-#define STATS_SIZE 128 /* the line is padded with spaces to this size */
+#define STATS_SIZE 192 /* the line is padded with spaces to this size */
 
 static struct {
 	const char *dir;
 	int dirfd;
 	unsigned int delay_ms, stat_delay_ms;
-	atomic_ullong stat_now, stat_max;
+	atomic_ullong stat_now, stat_max, read_now, read_max;
 	atomic_ullong reads, writes, read_bytes, write_bytes, fsyncs, writing;
 } sl;
 
@@ -60,6 +63,15 @@ static const struct fuse_opt slowfs_opts[] = {
 	{ "stat_delay_ms=%u", offsetof(__typeof__(sl), stat_delay_ms), 0 },
 	FUSE_OPT_END
 };
+
+/* The most of @now ever seen goes into @max. */
+static void note_max(atomic_ullong *max, unsigned long long now)
+{
+	unsigned long long m = *max;
+
+	while (now > m && !atomic_compare_exchange_weak(max, &m, now))
+		;
+}
 
 static void slow_down(void)
 {
@@ -79,9 +91,9 @@ static int stats_line(char *buf)
 {
 	int n = snprintf(buf, STATS_SIZE + 1,
 			 "reads=%llu writes=%llu read_bytes=%llu "
-			 "write_bytes=%llu fsyncs=%llu writing=%llu stat_max=%llu",
+			 "write_bytes=%llu fsyncs=%llu writing=%llu stat_max=%llu read_max=%llu",
 			 sl.reads, sl.writes, sl.read_bytes, sl.write_bytes, sl.fsyncs, sl.writing,
-			 sl.stat_max);
+			 sl.stat_max, sl.read_max);
 
 	if (n < 0 || n >= STATS_SIZE)
 		return -EOVERFLOW;
@@ -101,12 +113,10 @@ static int sl_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		return 0;
 	}
 	if (sl.stat_delay_ms && strcmp(path, "/")) {
-		unsigned long long now = ++sl.stat_now, max = sl.stat_max;
 		struct timespec ts = { sl.stat_delay_ms / 1000,
 				       (long)(sl.stat_delay_ms % 1000) * 1000000L };
 
-		while (now > max && !atomic_compare_exchange_weak(&sl.stat_max, &max, now))
-			;
+		note_max(&sl.stat_max, ++sl.stat_now);
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 		--sl.stat_now;
@@ -162,7 +172,9 @@ static int sl_read(const char *path, char *buf, size_t size, off_t off, struct f
 		memcpy(buf, line + off, (size_t)n);
 		return (int)n;
 	}
+	note_max(&sl.read_max, sl.read_now += size);
 	slow_down();
+	sl.read_now -= size;
 	n = pread((int)fi->fh, buf, size, off);
 	if (n < 0)
 		return -errno;

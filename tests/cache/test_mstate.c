@@ -63,7 +63,7 @@ static void test_read(void)
 		"pid 4242\nmountpoint /mnt/a b\nsource /srv/data\nwatch fanotify\n"
 		"watch_events 7\nshared off (SOURCE is ext4)\nlocks forward\npool /p\n"
 		"read_bytes 4096\nwrite_bytes 512\npool_local_hits 3\npool_flush_errors 2\n"
-		"pool_no_such_counter 9\nsomething_newer 1 2 3\n"
+		"readahead_delay_us 2210\npool_no_such_counter 9\nsomething_newer 1 2 3\n"
 		"req read 10 1 300 0 0 2 8 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
 		"req setxattr 3 3 6 3\nreq %s 1 0 0\n",
 		"a_name_longer_than_the_field_holds");
@@ -76,6 +76,7 @@ static void test_read(void)
 	CU_ASSERT_EQUAL(m->watch_events, 7);
 	CU_ASSERT_EQUAL(m->read_bytes, 4096);
 	CU_ASSERT_EQUAL(m->write_bytes, 512);
+	CU_ASSERT_EQUAL(m->ra_delay_us, 2210);
 	CU_ASSERT_EQUAL(m->c[POOL_C_LOCAL_HITS], 3);
 	CU_ASSERT_EQUAL(m->c[POOL_C_FLUSH_ERRORS], 2);
 	CU_ASSERT_EQUAL(m->c[POOL_C_GLOBAL_HITS], 0);

@@ -281,6 +281,31 @@ static void test_jump_back(void)
 	sim_free(&s);
 }
 
+/*
+ * The kernel's read-ahead of a file reaches the daemon as several READs at
+ * once, in either order: 1 MiB reads whose pairs come swapped still grow the
+ * window to the maximum and never ask for a bucket twice. Before, each
+ * swap restarted the window at 2 buckets.
+ */
+static void test_reordered(void)
+{
+	struct sim s;
+	uint64_t off, size = 64ULL << 20, mib = 1 << 20;
+
+	sim_init(&s, 65536, 128, size / 65536 + 256);
+	sim_read(&s, 0, mib); /* the kernel's first read comes alone, then two at a time */
+	for (off = mib; off + 2 * mib <= size; off += 2 * mib) {
+		sim_read(&s, off + mib, mib);
+		sim_read(&s, off, mib);
+	}
+	CU_ASSERT_EQUAL(s.max_count, 128);
+	CU_ASSERT_EQUAL(s.dup, 0);
+	/* a read far behind (more than the window) is still a new pattern */
+	CU_ASSERT_EQUAL(sim_read(&s, 0, mib), 0);
+	CU_ASSERT_EQUAL(s.ra.size, 0);
+	sim_free(&s);
+}
+
 static void test_disabled(void)
 {
 	struct ra_state ra = { 0 };
@@ -438,6 +463,7 @@ int main(void)
 	CU_add_test(s, "random does not prefetch", test_random);
 	CU_add_test(s, "pattern change shrinks", test_pattern_change);
 	CU_add_test(s, "reader jumping back", test_jump_back);
+	CU_add_test(s, "reads reordered by the kernel stay sequential", test_reordered);
 	CU_add_test(s, "max 0 and bucket size 0 disable", test_disabled);
 	CU_add_test(s, "huge offsets do not overflow", test_huge_offsets);
 	CU_add_test(s, "window never past a huge count", test_huge_count);

@@ -134,6 +134,34 @@ static void test_use_bulk(void)
 	CU_ASSERT_FALSE(tuning_use_bulk(&u)); /* 1 GiB of random pages */
 }
 
+/* read-ahead window: base plus a byte per ns of delay, within [base, cap] */
+static void test_readahead_window(void)
+{
+	/* 1 MiB in 0.5 ms: faster than 1 GB/s, no delay; in 5.2 ms: about 4 ms of it */
+	CU_ASSERT_EQUAL(tuning_readahead_delay(500000, 1 << 20), 0);
+	CU_ASSERT_EQUAL(tuning_readahead_delay(5200000, 1 << 20), 5200000 - (1 << 20));
+	CU_ASSERT_EQUAL(tuning_readahead_delay(0, 0), 0);
+	/* under a base's worth of delay: the base; 4 ms: base + 3 MiB; a long one: the cap */
+	CU_ASSERT_EQUAL(tuning_readahead_window(1 << 20, 0, 8 << 20), 1 << 20);
+	CU_ASSERT_EQUAL(tuning_readahead_window(1 << 20, (1 << 20) - 1, 8 << 20), 1 << 20);
+	CU_ASSERT_EQUAL(tuning_readahead_window(1 << 20, 1 << 20, 8 << 20), 2 << 20);
+	CU_ASSERT_EQUAL(tuning_readahead_window(1 << 20, 4000000, 8 << 20), 4 << 20);
+	CU_ASSERT_EQUAL(tuning_readahead_window(1 << 20, 7000000, 8 << 20), 7 << 20);
+	CU_ASSERT_EQUAL(tuning_readahead_window(1 << 20, 900000000, 8 << 20), 8 << 20);
+	/* a cap that is no whole number of bases is still the most */
+	CU_ASSERT_EQUAL(tuning_readahead_window(3 << 20, 900000000, 8 << 20), 8 << 20);
+	CU_ASSERT_EQUAL(tuning_readahead_window(3 << 20, 3 << 20, 8 << 20), 6 << 20);
+	CU_ASSERT_EQUAL(tuning_readahead_window(3 << 20, 1, 8 << 20), 3 << 20);
+	/* a cap below the base (readahead_latency_max=0) keeps the base; so does base 0 */
+	CU_ASSERT_EQUAL(tuning_readahead_window(1 << 20, 4000000, 0), 1 << 20);
+	CU_ASSERT_EQUAL(tuning_readahead_window(2 << 20, 4000000, 1 << 20), 2 << 20);
+	CU_ASSERT_EQUAL(tuning_readahead_window(0, 4000000, 8 << 20), 0);
+	/* no wrap */
+	CU_ASSERT_EQUAL(tuning_readahead_window(UINT64_MAX - 1, UINT64_MAX, UINT64_MAX),
+			UINT64_MAX);
+	CU_ASSERT_EQUAL(tuning_readahead_window(1, UINT64_MAX, UINT64_MAX), UINT64_MAX);
+}
+
 static void test_stored(void)
 {
 	CU_ASSERT_TRUE(tuning_stored_valid(TUNING_GLOBAL_BUFFERS, "all"));
@@ -156,5 +184,6 @@ int main(void)
 	CU_add_test(s, "stored values", test_stored);
 	CU_add_test(s, "passthrough", test_passthrough);
 	CU_add_test(s, "bulk use", test_use_bulk);
+	CU_add_test(s, "read-ahead window", test_readahead_window);
 	return cunit_run();
 }
