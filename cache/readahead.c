@@ -69,7 +69,7 @@ static uint32_t ra_grow(uint32_t size, uint32_t max)
 	return size > max / 2 ? max : size * 2;
 }
 
-/* A read of a prefetching sequential pattern that reached us out of order (see the top). */
+/* A read of a sequential pattern that came out of order, behind the previous one (see the top) */
 static bool ra_reordered(const struct ra_state *ra, uint64_t off)
 {
 	uint64_t back = ra->size > RA_REORDER_BUCKETS ? ra->size : RA_REORDER_BUCKETS;

@@ -73,7 +73,7 @@ struct readahead {
 	uint32_t bsize;	   /* set at start, then read only */
 	uint64_t cap;	   /* set at start: the largest window SOURCE's delay may ask for */
 	uint64_t delay_ns; /* atomic: SOURCE's delay per read, a low quantile (note_delay) */
-	/* the engine thread's only: the epochs of note_delay */
+	/* the engine thread's only: the last RA_DELAY_RUNS delays, a ring (note_delay) */
 	uint64_t delays[RA_DELAY_RUNS];
 	unsigned int ndelays, next_delay;
 };
