@@ -94,6 +94,7 @@
 #include "accelfs_i.h"
 #include "caps.h"
 #include "creds.h"
+#include "probes.h"
 #include "tuning.h"
 
 /* Of the opens passed through by use, the daemon serves one in PT_LOOK_AGAIN,
@@ -109,6 +110,7 @@
 #define PT_WHY_ATTR "attribute always"
 #define PT_WHY_AUTO "auto: needs nothing of the daemon"
 #define PT_WHY_USE "auto: bulk sequential reads"
+#define PT_WHY_JOIN "joins the file's passthrough handles" /* probe only: one mode per inode */
 
 /* A file in passthrough mode, on its mount's list (fs->pt_files). */
 struct pt_file {
@@ -452,6 +454,8 @@ int passthrough_open_locked(fuse_req_t req, struct open_file *of, const struct p
 		}
 		n->stamp_valid = false; /* nor may a later cached open keep them */
 		of->passthrough = true;
+		ACCEL_PROBE3(passthrough_open, (uint64_t)n->ino, why ? why : PT_WHY_JOIN,
+			     (int)used);
 		if (n->pt_opens == 1 && why)
 			list_add(of, why);
 		if (used)
@@ -494,6 +498,8 @@ static void learn(struct open_file *of)
 			n->pt_bulk_every = every * 2; /* confirmed: half as often */
 		n->pt_bulk = bulk;
 		n->pt_bulk_opens = 0;
+		ACCEL_PROBE4(passthrough_verdict, (uint64_t)n->ino, (int)bulk, u.reads,
+			     u.read_bytes);
 	}
 }
 

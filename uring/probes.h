@@ -57,7 +57,9 @@
 	X(readahead_plan)    \
 	X(disk_lookup)       \
 	X(deferred_flush)    \
-	X(watch_invalidate)
+	X(watch_invalidate)  \
+	X(passthrough_open)  \
+	X(passthrough_verdict)
 
 #ifdef ACCEL_HAVE_SDT
 #define ACCEL_PROBE_EXTERN(name) extern unsigned short ACCEL_PROBE_SEMAPHORE(name);

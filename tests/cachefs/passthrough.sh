@@ -38,6 +38,10 @@
 #   learn_mix  the same mount, 24 rounds of writes (deferred, some while a
 #           passed-through reader is open) and bulk reads of one file: every
 #           read gives the bytes written so far, with opens passed through
+#   probe   the USDT probes of those decisions (docs/probes.md), with
+#           bpftrace: a bulk read's release fires passthrough_verdict bulk
+#           with the bytes read, the next open passthrough_open by use with
+#           its reason, a write's release passthrough_verdict not bulk
 # Skips (77) without root, /dev/fuse, or a kernel/libfuse with passthrough.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -399,6 +403,46 @@ for p in sys.argv[1:]:
 	echo "passed through by observed use: $(state passthrough_learned) opens"
 	[ "$(state passthrough_learned)" -gt 0 ] || fail "no open was passed through by observed use"
 	echo "PASS: 24 rounds of writes and bulk reads, every read right"
+}
+
+case_probe() {
+	local bt i
+	command -v bpftrace >/dev/null || skip "bpftrace is not installed"
+	readelf -n "$ACCELFS" 2>/dev/null | grep -q 'Name: cache_lookup' ||
+		skip "$ACCELFS has no USDT probes (built with -Dprobes=disabled)"
+	readelf -n "$ACCELFS" | grep -q 'Name: passthrough_verdict' ||
+		fail "$ACCELFS has USDT probes but not passthrough_open and passthrough_verdict"
+	timeout 60 bpftrace -e "usdt:$ACCELFS:accelfs:cache_lookup { } BEGIN { exit(); }" \
+		>probe.log 2>&1 || skip "bpftrace cannot attach here: $(tail -n1 probe.log)"
+	head -c $((8 << 20)) /dev/urandom >src/f
+	cfs_pt_mount "writeback=off,pool=$POOL"
+	bpftrace -p "$ACCEL_PID" -e "
+usdt:$ACCELFS:accelfs:passthrough_open { printf(\"open %d %s\\n\", arg2, str(arg1)); }
+usdt:$ACCELFS:accelfs:passthrough_verdict { printf(\"verdict %d %d\\n\", arg1, arg3); }" \
+		>bt.out 2>&1 &
+	bt=$!
+	for i in $(seq 600); do
+		grep -q '^Attaching' bt.out && break
+		kill -0 "$bt" 2>/dev/null || fail "bpftrace: $(cat bt.out)"
+		sleep 0.05
+	done
+	grep -q '^Attaching' bt.out || fail "bpftrace did not attach within 30 s"
+	served first md5sum m/f || fail "the first read was not served by the daemon"
+	wait_released 1
+	! served second md5sum m/f || fail "after a bulk read, the next open was not passed through"
+	wait_released 2
+	printf x | dd of=m/f bs=1 conv=notrunc status=none || fail "write m/f"
+	wait_released 3
+	kill -INT "$bt"
+	accel_wait_exit "$bt" 10 || kill -KILL "$bt"
+	cat bt.out
+	grep -Eq "^verdict 1 $((8 << 20))\$" bt.out || fail "no bulk verdict of 8 MiB read"
+	grep -q "^open 1 auto: bulk sequential reads\$" bt.out || fail "no passthrough open by use"
+	grep -q "^verdict 0 0\$" bt.out || fail "the write did not end the verdict"
+	[ "$(grep -n '^verdict 1' bt.out | cut -d: -f1)" -lt "$(grep -n '^open 1' bt.out | cut -d: -f1)" ] &&
+		[ "$(grep -n '^open 1' bt.out | cut -d: -f1)" -lt "$(grep -n '^verdict 0' bt.out | cut -d: -f1)" ] ||
+		fail "the probes fired out of order"
+	echo "PASS: passthrough_verdict and passthrough_open fire for each decision, in order"
 }
 
 case_fsx() {
