@@ -38,6 +38,12 @@
 #   learn_mix  the same mount, 24 rounds of writes (deferred, some while a
 #           passed-through reader is open) and bulk reads of one file: every
 #           read gives the bytes written so far, with opens passed through
+#   learn_dirty  the guard of observed use: while another mount of the pool
+#           holds deferred bytes of the file (its daemon stopped, so they stay
+#           deferred), a read-only open that the verdict would pass through
+#           is served by the daemon (passed through, it would read SOURCE
+#           without them); once they are on SOURCE the next open is passed
+#           through
 #   probe   the USDT probes of those decisions (docs/probes.md), with
 #           bpftrace: a bulk read's release fires passthrough_verdict bulk
 #           with the bytes read, the next open passthrough_open by use with
@@ -403,6 +409,45 @@ for p in sys.argv[1:]:
 	echo "passed through by observed use: $(state passthrough_learned) opens"
 	[ "$(state passthrough_learned)" -gt 0 ] || fail "no open was passed through by observed use"
 	echo "PASS: 24 rounds of writes and bulk reads, every read right"
+}
+
+W_PID="" # learn_dirty's writer daemon, resumed by the EXIT trap
+case_learn_dirty() {
+	local i
+	head -c $((8 << 20)) /dev/urandom >src/f
+	mkdir w
+	# the writer's mount on the same pool: deferred write (writeback=off), flushed at close
+	accel_mount "$PWD/src" "$PWD/w" -o "writeback=off,pool=$POOL,flush_interval=600"
+	W_PID=$ACCEL_PID
+	# a daemon left stopped would hold every close of its files: resumed on any exit
+	trap 'rc=$?; [ -n "$W_PID" ] && kill -CONT "$W_PID" 2>/dev/null; (exit $rc); cfs_cleanup' EXIT
+	cfs_pt_mount "writeback=off,pool=$POOL"
+	served first md5sum m/f || fail "the first read was not served by the daemon"
+	wait_released 1
+	# the writer holds w/f open (its close would flush): a process of its own,
+	# so that no command here inherits a descriptor of the stopped daemon
+	cfs_bg python3 -c 'import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+os.pwrite(fd, b"deferred", 0)
+open(sys.argv[2], "w").close()
+time.sleep(600)' w/f written
+	for i in $(seq 100); do [ -e written ] && break; sleep 0.05; done
+	[ -e written ] || fail "the write through w did not return"
+	kill -STOP "$W_PID"
+	[ "$(head -c 8 src/f)" != deferred ] || fail "the write through w was not deferred"
+	exec 3<m/f
+	served second md5_3 ||
+		fail "an open was passed through while another mount held deferred bytes of the file"
+	exec 3<&-
+	kill -CONT "$W_PID"
+	kill "$CFS_BG" && wait "$CFS_BG" 2>/dev/null # its close puts them on SOURCE
+	[ "$(head -c 8 src/f)" = deferred ] || fail "w's close did not put its bytes on SOURCE"
+	wait_released 2
+	exec 3<m/f
+	! served third md5_3 || fail "with the deferred bytes on SOURCE, the open was not passed through"
+	exec 3<&-
+	[ "$(head -c 8 m/f)" = deferred ] || fail "the mount reads other bytes than SOURCE has"
+	echo "PASS: no passthrough by use while another mount holds deferred bytes of the file"
 }
 
 case_probe() {
