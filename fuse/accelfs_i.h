@@ -522,9 +522,15 @@ int passthrough_check(struct accelfs *fs, char *why, size_t len);
 /* ops.c: the optional features this build has, "+name -name ..." (accelfs --version) */
 void ops_features(char *buf, size_t len);
 
-/* ops_entry.c: look up @name in @parent and fill @e (adds a lookup). */
+/* ops_entry.c: how a lookup learns what a name is now on SOURCE */
+enum lookup_how {
+	LOOKUP_ASK,    /* a LOOKUP: in shared mode SOURCE's client asks its server */
+	LOOKUP_LISTED, /* from a listing just read from SOURCE: its client's caches are as new */
+	LOOKUP_MADE,   /* the caller just made the object: no node stands for it yet */
+};
+/* Look up @name in @parent and fill @e (adds a lookup). */
 int entry_lookup(struct accelfs *fs, fuse_ino_t parent, const char *name,
-		 struct fuse_entry_param *e);
+		 struct fuse_entry_param *e, enum lookup_how how);
 /* The mode to create with, handling the caller's umask (see ops_entry.c). */
 mode_t entry_mode(fuse_req_t req, mode_t mode);
 /* Fill @e for the object open as @fd (adds a lookup); the name is not looked up again. */

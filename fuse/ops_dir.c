@@ -176,7 +176,7 @@ static ssize_t add_entry(fuse_req_t req, fuse_ino_t ino, struct dirent *de, char
 		e.attr.st_ino = de->d_ino;
 		e.attr.st_mode = (mode_t)de->d_type << 12;
 	} else {
-		ret = entry_lookup(fs, ino, de->d_name, &e);
+		ret = entry_lookup(fs, ino, de->d_name, &e, LOOKUP_LISTED);
 		if (ret)
 			return ret;
 	}

@@ -117,19 +117,29 @@ static void name_revalidate(int pfd, const char *name)
  * name while the SOURCE client still maps it to the old object.
  * AT_STATX_FORCE_SYNC asks the client to ask the server; where that is not
  * enough (the old object's open failed: inode_take_stale), name_revalidate.
+ * @how LOOKUP_LISTED: the name comes from a listing the daemon just read
+ * from SOURCE, which brought the client the entries and their attributes
+ * (READDIRPLUS, NFS's and GlusterFS's alike): the client's caches are as
+ * new as the listing, and a forced stat would be one request more per
+ * entry, one after the other in one worker (a hop into GlusterFS's client,
+ * which answers it from md-cache; a round trip on NFS).
  */
-static int stat_name(struct accelfs *fs, int pfd, const char *name, struct stat *st)
+static int stat_name(struct accelfs *fs, int pfd, const char *name, struct stat *st,
+		     enum lookup_how how)
 {
 	struct statx x;
 	unsigned int flags = AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC;
 
 	if (!fs->shared)
 		return fstatat(pfd, name, st, AT_SYMLINK_NOFOLLOW);
+	if (how == LOOKUP_LISTED)
+		flags &= ~AT_STATX_FORCE_SYNC;
 	if (statx(pfd, name, flags, STATX_BASIC_STATS, &x))
 		return -1;
 	stat_from_statx(&x, st);
 	if (!inode_take_stale(fs, st))
 		return 0;
+	flags |= AT_STATX_FORCE_SYNC;
 	name_revalidate(pfd, name);
 	if (statx(pfd, name, flags, STATX_BASIC_STATS, &x))
 		return -1;
@@ -166,14 +176,14 @@ static int lookup_self(struct accelfs *fs, fuse_ino_t id, struct fuse_entry_para
 }
 
 /*
- * @name in @parent as a node for the kernel (adds a lookup). @fresh: the
- * caller just made the object (mkdir, mknod, symlink), so no node can stand
- * for it yet: the first fstatat, which finds a known node without opening
- * the name, would be one system call (a round trip on a network SOURCE)
- * for nothing.
+ * @name in @parent as a node for the kernel (adds a lookup). @how
+ * LOOKUP_MADE: the caller just made the object (mkdir, mknod, symlink), so
+ * no node can stand for it yet: the first fstatat, which finds a known node
+ * without opening the name, would be one system call (a round trip on a
+ * network SOURCE) for nothing. LOOKUP_LISTED: see stat_name.
  */
 static int lookup_name(struct accelfs *fs, fuse_ino_t parent, const char *name,
-		       struct fuse_entry_param *e, bool fresh)
+		       struct fuse_entry_param *e, enum lookup_how how)
 {
 	struct inode *p;
 	int fd, err, pfd;
@@ -190,9 +200,9 @@ static int lookup_name(struct accelfs *fs, fuse_ino_t parent, const char *name,
 	/* A name whose object the kernel already has a node for (readdirplus of
 	 * a listed tree, a LOOKUP after the entry expired) costs one fstatat;
 	 * a missing name answers here too. Else the name is opened. */
-	if (fresh)
+	if (how == LOOKUP_MADE)
 		goto open_name;
-	if (pfd >= 0 && stat_name(fs, pfd, name, &e->attr)) {
+	if (pfd >= 0 && stat_name(fs, pfd, name, &e->attr, how)) {
 		err = errno;
 		inode_fd_put(p, pfd);
 		return -err;
@@ -241,9 +251,9 @@ int entry_from_fd(struct accelfs *fs, int fd, struct fuse_entry_param *e)
 }
 
 int entry_lookup(struct accelfs *fs, fuse_ino_t parent, const char *name,
-		 struct fuse_entry_param *e)
+		 struct fuse_entry_param *e, enum lookup_how how)
 {
-	return lookup_name(fs, parent, name, e, false);
+	return lookup_name(fs, parent, name, e, how);
 }
 
 /* The entry of @name, just made (mkdir, mknod, symlink: see lookup_name), or the error. */
@@ -251,7 +261,7 @@ static void reply_made_entry(fuse_req_t req, fuse_ino_t parent, const char *name
 {
 	struct accelfs *fs = fuse_req_userdata(req);
 	struct fuse_entry_param e;
-	int ret = lookup_name(fs, parent, name, &e, true);
+	int ret = lookup_name(fs, parent, name, &e, LOOKUP_MADE);
 
 	if (ret)
 		fuse_reply_err(req, -ret);
@@ -263,7 +273,7 @@ static void accel_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct accelfs *fs = fuse_req_userdata(req);
 	struct fuse_entry_param e;
-	int ret = entry_lookup(fs, parent, name, &e);
+	int ret = entry_lookup(fs, parent, name, &e, LOOKUP_ASK);
 
 	if (ret == -ENOENT && fs->opts.negative_timeout > 0) {
 		memset(&e, 0, sizeof(e));
@@ -795,7 +805,7 @@ static void accel_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, con
 	 * racing the SIGBUS guard's remap, cache/guard.c) */
 	struct fuse_entry_param e;
 
-	ret = lookup_name(fs, newparent, newname, &e, false);
+	ret = lookup_name(fs, newparent, newname, &e, LOOKUP_ASK);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;

@@ -13,11 +13,38 @@
 #          every open: 50 opens of a file make no flistxattr (the daemon
 #          before this made 50); one set straight on SOURCE (its ctime
 #          moves) or through the mount is read at the next open and used
+#   listing  in shared mode, a READDIRPLUS takes each entry's attributes
+#          as SOURCE's client has them from the listing the daemon just
+#          read (a statx without AT_STATX_FORCE_SYNC), where a LOOKUP asks
+#          the server (forced): ls -l of 40 files makes no forced statx (the
+#          daemon before this made 40, one request more per entry, one after
+#          the other), a stat of a name not listed makes one
 set -u
 . "$(dirname "$0")/lib.sh"
 cfs_init
 cfs_pool calls
 case=${1:-untar}
+if [ "$case" = listing ]; then
+	mkdir m src/d src/e
+	for i in $(seq 40); do echo "$i" >"src/d/f$i"; done
+	echo x >src/e/g
+	accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,shared=on"
+	cfs_strace calls.txt statx,newfstatat
+	n=$(ls -l m/d | grep -c ' f[0-9]*$')
+	stat m/e/g >/dev/null || fail "stat m/e/g failed"
+	cfs_strace_stop
+	[ "$n" = 40 ] || fail "ls -l m/d listed $n files, want 40"
+	grep -v 'resumed>' calls.txt | grep -c '"f[0-9]*", .*AT_STATX_FORCE_SYNC' >forced.txt
+	grep -v 'resumed>' calls.txt | grep -c '"f[0-9]*", ' >listed.txt
+	echo "statx of listed names: $(cat listed.txt), forced to the server: $(cat forced.txt)"
+	[ "$(cat listed.txt)" -ge 40 ] || fail "the listing's entries were not looked up on SOURCE"
+	[ "$(cat forced.txt)" = 0 ] ||
+		fail "ls -l of 40 files forced $(cat forced.txt) stats to SOURCE's server, want 0"
+	grep -v 'resumed>' calls.txt | grep -q '"g", .*AT_STATX_FORCE_SYNC' ||
+		fail "a LOOKUP of a name not listed did not force its stat to the server"
+	echo "PASS: a listing's entries take the attributes of the listing; a LOOKUP asks the server"
+	exit 0
+fi
 if [ "$case" = open ]; then
 	command -v setfattr >/dev/null || skip "setfattr (package attr) is needed"
 	mkdir m
