@@ -25,6 +25,9 @@
  *                                through one open handle on MNTFILE: read, change
  *                                SRCFILE in place (same size, new bytes, same
  *                                mtime), wait MS ms, read: the new bytes
+ *   cfsio list DIR BYTES         the names of DIR, one per line, read with
+ *                                getdents64 into BYTES at a time (the size of
+ *                                the kernel's READDIR requests follows it)
  *
  * Exit 0 on success, 1 with a message naming the first wrong byte, 2 on usage.
  */
@@ -41,6 +44,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define MAX_IO (256 << 10)
@@ -493,6 +497,38 @@ static int cmd_reval(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_list(int argc, char **argv)
+{
+	size_t size = argc == 4 ? strtoul(argv[3], NULL, 0) : 0;
+	char *buf = size >= 512 ? malloc(size) : NULL;
+	int fd = argc == 4 ? open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	long n;
+
+	if (argc != 4 || !buf || fd < 0) {
+		if (argc == 4)
+			fprintf(stderr, "cfsio list: %s: %s\n", argv[2],
+				fd < 0 ? strerror(errno) : "BYTES below 512");
+		return argc == 4 ? 1 : 2;
+	}
+	while ((n = syscall(SYS_getdents64, fd, buf, size)) > 0) {
+		for (long off = 0; off < n;) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *de = (void *)(buf + off);
+
+			printf("%s\n", de->name);
+			off += de->reclen;
+		}
+	}
+	if (n < 0)
+		die("getdents64 of %s: %s", argv[2], strerror(errno));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int ret = 2;
@@ -509,7 +545,9 @@ int main(int argc, char **argv)
 		ret = cmd_conc(argc, argv);
 	else if (argc >= 2 && !strcmp(argv[1], "reval"))
 		ret = cmd_reval(argc, argv);
+	else if (argc >= 2 && !strcmp(argv[1], "list"))
+		ret = cmd_list(argc, argv);
 	if (ret == 2)
-		fprintf(stderr, "usage: cfsio gen|verify|seq|conc|reval ... (see cfsio.c)\n");
+		fprintf(stderr, "usage: cfsio gen|verify|seq|conc|reval|list ... (see cfsio.c)\n");
 	return ret;
 }
