@@ -16,10 +16,9 @@
 #include <stddef.h>
 
 enum thread_buf_use {
-	THREAD_BUF_REPLY,   /* fuse/: a reply's data (read, readdir, xattr) */
-	THREAD_BUF_FLUSH,   /* stream_flush_below's batch */
-	THREAD_BUF_BUCKET,  /* stream.c: one bucket read from SOURCE */
-	THREAD_BUF_LISTING, /* fuse/ops_dir.c: names of a listing whose stats go together */
+	THREAD_BUF_REPLY,  /* fuse/: a reply's data (read, readdir, xattr) */
+	THREAD_BUF_FLUSH,  /* stream_flush_below's batch */
+	THREAD_BUF_BUCKET, /* stream.c: one bucket read from SOURCE */
 	THREAD_BUF_USES
 };
 

@@ -531,10 +531,6 @@ enum lookup_how {
 /* Look up @name in @parent and fill @e (adds a lookup). */
 int entry_lookup(struct accelfs *fs, fuse_ino_t parent, const char *name,
 		 struct fuse_entry_param *e, enum lookup_how how);
-/* The same for @name of a listing whose statx (not forced) @x was just taken
- * (in shared mode only: many names' stats asked at once, ops_dir.c). */
-int entry_listed(struct accelfs *fs, fuse_ino_t parent, const char *name, const struct statx *x,
-		 struct fuse_entry_param *e);
 /* The mode to create with, handling the caller's umask (see ops_entry.c). */
 mode_t entry_mode(fuse_req_t req, mode_t mode);
 /* Fill @e for the object open as @fd (adds a lookup); the name is not looked up again. */

@@ -222,179 +222,24 @@ static bool eof_take(struct inode *n, off_t off)
 	return known;
 }
 
-/*
- * Shared mode's READDIRPLUS: the next names of the listing, as many as the
- * reply can hold up to DIR_BATCH, have their stats asked of SOURCE at once
- * (BACKEND_OP_STATX: on the worker's ring, which io_uring's own workers run
- * side by side). One at a time, each stat waits for SOURCE's client (a hop
- * into GlusterFS's client, a round trip on NFS), and a program walking a
- * tree (git status looking for untracked files) waits for every entry of
- * every directory one after the other. The stats are not forced: the
- * listing just brought them to the client (stat_name, LOOKUP_LISTED).
- */
-#define DIR_BATCH 64
-#define DIRENTPLUS_MIN 160 /* the smallest entry of a READDIRPLUS reply (152 + a name of 8) */
-
-struct dir_batch {
-	struct listed {
-		off_t off; /* d_off: where the listing goes on after this name */
-		ino_t ino;
-		unsigned char type;
-		char name[NAME_MAX + 1];
-	} ent[DIR_BATCH];
-	struct statx stx[DIR_BATCH];
-	struct backend_op ops[DIR_BATCH];
-};
-
-/* Fill @b with the names that follow in @d, at most @max, and ask their
- * stats together; their count, or -errno of the listing's read. @end: the
- * listing ended after them (not an error). */
-static int batch_fill(struct accelfs *fs, fuse_ino_t ino, struct dir_handle *d, struct dir_batch *b,
-		      unsigned int max, bool *end)
-{
-	struct inode *p = inode_get(fs, ino);
-	unsigned int n = 0, k = 0, i;
-	int pfd;
-
-	while (n < max) {
-		if (!d->entry) {
-			errno = 0;
-			d->entry = readdir(d->dp);
-			if (!d->entry) {
-				if (errno && !n)
-					return -errno;
-				*end = !errno;
-				break;
-			}
-		}
-		b->ent[n].off = d->entry->d_off;
-		b->ent[n].ino = d->entry->d_ino;
-		b->ent[n].type = d->entry->d_type;
-		snprintf(b->ent[n].name, sizeof(b->ent[n].name), "%s", d->entry->d_name);
-		d->entry = NULL;
-		n++;
-	}
-	pfd = inode_fd_get(p);
-	for (i = 0; pfd >= 0 && i < n; i++) {
-		if (is_dot_or_dotdot(b->ent[i].name))
-			continue;
-		b->ops[k] = (struct backend_op){ .op = BACKEND_OP_STATX,
-						 .fd = pfd,
-						 .path = b->ent[i].name,
-						 .mode = AT_SYMLINK_NOFOLLOW,
-						 .len = STATX_BASIC_STATS,
-						 .buf = &b->stx[i],
-						 .res = -EAGAIN };
-		k++;
-	}
-	if (k && backend_submit(b->ops, k) < 0)
-		for (i = 0; i < k; i++)
-			b->ops[i].res = -EAGAIN;
-	/* an entry whose stat failed is looked up alone (stx marked unused) */
-	for (i = 0; i < k; i++)
-		if (b->ops[i].res < 0)
-			((struct statx *)b->ops[i].buf)->stx_mask = 0;
-	if (pfd >= 0)
-		inode_fd_put(p, pfd);
-	else
-		for (i = 0; i < n; i++)
-			b->stx[i].stx_mask = 0;
-	return (int)n;
-}
-
-/* Shared mode's READDIRPLUS (see DIR_BATCH); @d positioned at @off. */
-static void readdirplus_batched(fuse_req_t req, fuse_ino_t ino, size_t size, struct dir_handle *d,
-				struct inode *eof_node)
-{
-	struct accelfs *fs = fuse_req_userdata(req);
-	struct dir_batch *b = thread_buf_get(THREAD_BUF_LISTING, sizeof(*b));
-	char *buf = thread_buf_reply(size), *p = buf;
-	size_t rem = size, max = size / DIRENTPLUS_MIN, got;
-	struct fuse_entry_param e;
-	bool end = false;
-	int n, i, ret;
-
-	if (!buf || !b) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	if (max > DIR_BATCH)
-		max = DIR_BATCH;
-	if (!max)
-		max = 1;
-	n = batch_fill(fs, ino, d, b, (unsigned int)max, &end);
-	if (n < 0) {
-		fuse_reply_err(req, -n);
-		return;
-	}
-	for (i = 0; i < n; i++) {
-		struct listed *l = &b->ent[i];
-
-		if (is_dot_or_dotdot(l->name)) {
-			memset(&e, 0, sizeof(e));
-			e.attr.st_ino = l->ino;
-			e.attr.st_mode = (mode_t)l->type << 12;
-			ret = 0;
-		} else {
-			ret = entry_listed(fs, ino, l->name, b->stx[i].stx_mask ? &b->stx[i] : NULL,
-					   &e);
-		}
-		if (ret == -ENOENT) { /* gone since the listing: skipped, as ls would see */
-			d->offset = l->off;
-			continue;
-		}
-		if (ret < 0) {
-			if (rem == size) {
-				fuse_reply_err(req, -ret);
-				return;
-			}
-			break;
-		}
-		got = fuse_add_direntry_plus(req, p, rem, l->name, &e, l->off);
-		if (got > rem) {
-			if (e.ino)
-				inode_unref(fs, inode_get(fs, e.ino),
-					    1); /* the kernel never saw it */
-			break;
-		}
-		p += got;
-		rem -= got;
-		d->offset = l->off;
-	}
-	if (i < n) { /* names left for the next request: the listing goes on after the last sent */
-		seekdir(d->dp, d->offset);
-		d->entry = NULL;
-		end = false;
-	}
-	if (eof_node && end)
-		eof_note(eof_node, d->offset);
-	fuse_reply_buf(req, buf, size - rem);
-}
-
 /* Reply with what follows @off; a reply that holds the listing's end is
  * first noted in @eof_node (eof_take), if not NULL. */
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct dir_handle *d,
 		       bool plus, struct inode *eof_node)
 {
-	struct accelfs *fs = fuse_req_userdata(req);
-	char *buf, *p;
+	char *buf = thread_buf_reply(size), *p = buf;
 	size_t rem = size;
 	ssize_t n;
 	int err = 0;
 
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
 	if (off != d->offset) {
 		seekdir(d->dp, off);
 		d->entry = NULL;
 		d->offset = off;
-	}
-	if (plus && fs->shared) {
-		readdirplus_batched(req, ino, size, d, eof_node);
-		return;
-	}
-	buf = p = thread_buf_reply(size);
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
 	}
 	for (;;) {
 		if (!d->entry) {

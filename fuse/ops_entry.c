@@ -122,11 +122,10 @@ static void name_revalidate(int pfd, const char *name)
  * (READDIRPLUS, NFS's and GlusterFS's alike): the client's caches are as
  * new as the listing, and a forced stat would be one request more per
  * entry, one after the other in one worker (a hop into GlusterFS's client,
- * which answers it from md-cache; a round trip on NFS). @known: that stat,
- * already taken (entry_listed), or NULL.
+ * which answers it from md-cache; a round trip on NFS).
  */
 static int stat_name(struct accelfs *fs, int pfd, const char *name, struct stat *st,
-		     enum lookup_how how, const struct statx *known)
+		     enum lookup_how how)
 {
 	struct statx x;
 	unsigned int flags = AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC;
@@ -135,9 +134,7 @@ static int stat_name(struct accelfs *fs, int pfd, const char *name, struct stat 
 		return fstatat(pfd, name, st, AT_SYMLINK_NOFOLLOW);
 	if (how == LOOKUP_LISTED)
 		flags &= ~AT_STATX_FORCE_SYNC;
-	if (known)
-		x = *known;
-	else if (statx(pfd, name, flags, STATX_BASIC_STATS, &x))
+	if (statx(pfd, name, flags, STATX_BASIC_STATS, &x))
 		return -1;
 	stat_from_statx(&x, st);
 	if (!inode_take_stale(fs, st))
@@ -183,10 +180,10 @@ static int lookup_self(struct accelfs *fs, fuse_ino_t id, struct fuse_entry_para
  * LOOKUP_MADE: the caller just made the object (mkdir, mknod, symlink), so
  * no node can stand for it yet: the first fstatat, which finds a known node
  * without opening the name, would be one system call (a round trip on a
- * network SOURCE) for nothing. LOOKUP_LISTED: see stat_name, and @known.
+ * network SOURCE) for nothing. LOOKUP_LISTED: see stat_name.
  */
 static int lookup_name(struct accelfs *fs, fuse_ino_t parent, const char *name,
-		       struct fuse_entry_param *e, enum lookup_how how, const struct statx *known)
+		       struct fuse_entry_param *e, enum lookup_how how)
 {
 	struct inode *p;
 	int fd, err, pfd;
@@ -205,7 +202,7 @@ static int lookup_name(struct accelfs *fs, fuse_ino_t parent, const char *name,
 	 * a missing name answers here too. Else the name is opened. */
 	if (how == LOOKUP_MADE)
 		goto open_name;
-	if (pfd >= 0 && stat_name(fs, pfd, name, &e->attr, how, known)) {
+	if (pfd >= 0 && stat_name(fs, pfd, name, &e->attr, how)) {
 		err = errno;
 		inode_fd_put(p, pfd);
 		return -err;
@@ -256,13 +253,7 @@ int entry_from_fd(struct accelfs *fs, int fd, struct fuse_entry_param *e)
 int entry_lookup(struct accelfs *fs, fuse_ino_t parent, const char *name,
 		 struct fuse_entry_param *e, enum lookup_how how)
 {
-	return lookup_name(fs, parent, name, e, how, NULL);
-}
-
-int entry_listed(struct accelfs *fs, fuse_ino_t parent, const char *name, const struct statx *x,
-		 struct fuse_entry_param *e)
-{
-	return lookup_name(fs, parent, name, e, LOOKUP_LISTED, x);
+	return lookup_name(fs, parent, name, e, how);
 }
 
 /* The entry of @name, just made (mkdir, mknod, symlink: see lookup_name), or the error. */
@@ -270,7 +261,7 @@ static void reply_made_entry(fuse_req_t req, fuse_ino_t parent, const char *name
 {
 	struct accelfs *fs = fuse_req_userdata(req);
 	struct fuse_entry_param e;
-	int ret = lookup_name(fs, parent, name, &e, LOOKUP_MADE, NULL);
+	int ret = lookup_name(fs, parent, name, &e, LOOKUP_MADE);
 
 	if (ret)
 		fuse_reply_err(req, -ret);
@@ -814,7 +805,7 @@ static void accel_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, con
 	 * racing the SIGBUS guard's remap, cache/guard.c) */
 	struct fuse_entry_param e;
 
-	ret = lookup_name(fs, newparent, newname, &e, LOOKUP_ASK, NULL);
+	ret = lookup_name(fs, newparent, newname, &e, LOOKUP_ASK);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;

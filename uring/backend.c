@@ -99,8 +99,6 @@ void backend_count_op(const struct backend_op *op)
 	case BACKEND_OP_FALLOCATE:
 		backend_count(&s->fallocates, 1);
 		break;
-	case BACKEND_OP_STATX: /* metadata: not data I/O */
-		break;
 	}
 }
 

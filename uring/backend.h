@@ -3,9 +3,7 @@
  * backend.h - file data I/O for accelfs: io_uring, or plain system calls.
  *
  * Everything that moves file data to or from a backing store goes through
- * here, so the rest of accelfs never cares which mechanism is in use; so do
- * stats the daemon asks for many names at once (BACKEND_OP_STATX), which on
- * a network SOURCE would otherwise wait for each other. The
+ * here, so the rest of accelfs never cares which mechanism is in use. The
  * io_uring backend keeps one ring per calling thread (created on first use,
  * freed when the thread exits), so threads never contend for a ring lock and
  * a batch of operations costs one io_uring_enter(). When io_uring cannot be
@@ -48,7 +46,6 @@ enum backend_op_code {
 	BACKEND_OP_FSYNC,
 	BACKEND_OP_FDATASYNC,
 	BACKEND_OP_FALLOCATE,
-	BACKEND_OP_STATX, /* statx(fd, path, mode, len, buf): @mode the flags, @len the mask */
 };
 
 /* One operation of a batch; @res receives bytes transferred (or 0) or -errno. */
@@ -58,8 +55,7 @@ struct backend_op {
 	void *buf;  /* READ/WRITE */
 	size_t len; /* READ/WRITE/FALLOCATE */
 	off_t off;
-	int mode;	  /* FALLOCATE; STATX: its flags (AT_*) */
-	const char *path; /* STATX: the name in directory @fd; @buf its struct statx */
+	int mode; /* FALLOCATE */
 	ssize_t res;
 };
 

@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend_i.h"
@@ -55,9 +54,6 @@ static ssize_t sync_one(struct backend_op *op, struct backend_stats *s)
 		break;
 	case BACKEND_OP_FALLOCATE:
 		ret = fallocate(op->fd, op->mode, op->off, (off_t)op->len);
-		break;
-	case BACKEND_OP_STATX:
-		ret = statx(op->fd, op->path, op->mode, (unsigned int)op->len, op->buf);
 		break;
 	default:
 		return -EINVAL;

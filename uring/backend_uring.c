@@ -15,7 +15,7 @@
  * A batch of one op that io_uring would hand to an io-wq worker thread is
  * made as the plain system call instead (inline_better): the ring gains
  * nothing for one op, and the hand-off costs a wake-up of that worker.
- * fsync, fdatasync, fallocate and statx are always handed off; so are buffered
+ * fsync, fdatasync and fallocate are always handed off; so are buffered
  * writes on a file system without async buffered writes (ext4). Measured
  * (docs/benchmarks.md, "Closes, single writes and deferred write under the
  * writeback cache"): 8 KiB WRITE requests, each one backend write, 30 us
@@ -143,10 +143,6 @@ static void prep(struct io_uring_sqe *sqe, struct backend_op *op, size_t done)
 		break;
 	case BACKEND_OP_FALLOCATE:
 		io_uring_prep_fallocate(sqe, op->fd, op->mode, op->off, (off_t)op->len);
-		break;
-	case BACKEND_OP_STATX:
-		io_uring_prep_statx(sqe, op->fd, op->path, op->mode, (unsigned int)op->len,
-				    op->buf);
 		break;
 	}
 }
