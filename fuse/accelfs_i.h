@@ -73,6 +73,9 @@ struct fd_link {
 	struct fd_link *prev, *next;
 };
 
+/* Extended attribute names whose absence a node remembers (ops_xattr.c). */
+enum xattr_absent { XA_CAPS, XA_SELINUX, XA_ACL_ACCESS, XA_ACL_DEFAULT, XA_COUNT };
+
 struct inode {
 	int fd;		       /* O_PATH descriptor, -1 if evicted; see the fd cache fields */
 	fuse_ino_t nodeid;     /* the kernel's id (node_ids.c); immutable */
@@ -82,7 +85,10 @@ struct inode {
 	uint64_t nlookup;      /* kernel references; under the table lock */
 	struct inode *hnext;   /* hash chain; under the table lock */
 	bool retired;	       /* replaced by a newer node (see inode_ref); under the table lock */
-	uint64_t nocaps_until; /* no security.capability until then (ns); atomic */
+	/* atomic: name i absent until then (ns), and the count of xattr
+	 * changes that voids such answers (ops_xattr.c, learn_absent) */
+	uint64_t xattr_absent_until[XA_COUNT];
+	uint32_t xattr_gen;
 	bool setid; /* atomic: last seen with bits a write must clear (inode_note_mode) */
 
 	/* Descriptor cache (inode.c): use fd only between inode_fd_get and _put. */
@@ -458,16 +464,19 @@ void inode_fh_del(struct inode_table *t, struct inode *n);
 /* Remember SOURCE root's handle; 0 or -ENOMEM. */
 int inode_fh_set_root(struct inode_table *t, const struct file_handle *fh);
 /* The node id with handle @fh (FUSE_ROOT_ID for the root), or 0: none known;
- * @changed: mark the node changed_outside; *@pt_writer (if not NULL): its
+ * @changed: mark the node changed_outside and forget its xattrs known absent
+ * (not the root's: the caller does); *@pt_writer (if not NULL): its
  * pt_writer, read while the node cannot go (else left alone). */
 fuse_ino_t inode_fh_find(struct inode_table *t, const struct file_handle *fh, bool changed,
 			 pid_t *pt_writer);
 void inode_fh_destroy(struct inode_table *t);
 /* inode.c, for the watcher: the node id of (@dev, @ino), or 0: none known;
- * @changed: mark the node changed_outside. */
+ * @changed: mark the node changed_outside and forget its xattrs known absent. */
 fuse_ino_t inode_find_id(struct accelfs *fs, dev_t dev, ino_t ino, bool changed);
 /* Every known node id (the root first) into *@out (malloc'ed, NULL on ENOMEM); the count. */
 size_t inode_all_ids(struct accelfs *fs, fuse_ino_t **out);
+/* Events were lost: any node's extended attributes may have changed. */
+void inode_all_xattrs_changed(struct accelfs *fs);
 
 /* killpriv.c: what a write or truncation removes from a file (see there) */
 int killpriv_now(struct accelfs *fs, fuse_ino_t ino, struct inode *n, int fd, bool caps);
@@ -480,6 +489,9 @@ int xattr_caps_kill(struct accelfs *fs, struct inode *n, int fd);
 /* @n's file was just created (O_EXCL): capabilities are never inherited, so
  * it has none, known for attr_timeout as if a getxattr had said so. */
 void xattr_caps_created(struct accelfs *fs, struct inode *n);
+/* @n's extended attributes changed (through the mount or, the watcher says,
+ * in SOURCE): forget the names known absent. Atomics only: any lock may be held. */
+void xattr_absent_forget(struct inode *n);
 /* transport.c: /dev/fuse or FUSE over io_uring (see there) */
 int transport_choose(struct accelfs *fs, char *why, size_t len);
 const char *transport_fuse_opt(struct accelfs *fs);

@@ -452,17 +452,34 @@ fuse_ino_t inode_find_id(struct accelfs *fs, dev_t dev, ino_t ino, bool changed)
 	struct inode *n;
 	fuse_ino_t id = 0;
 
-	if (dev == fs->root.dev && ino == fs->root.ino)
+	if (dev == fs->root.dev && ino == fs->root.ino) {
+		if (changed)
+			xattr_absent_forget(&fs->root);
 		return FUSE_ROOT_ID;
+	}
 	pthread_mutex_lock(&t->lock);
 	n = find_locked(t, dev, ino);
 	if (n) {
 		id = n->nodeid;
-		if (changed)
+		if (changed) {
 			__atomic_store_n(&n->changed_outside, true, __ATOMIC_RELAXED);
+			xattr_absent_forget(n);
+		}
 	}
 	pthread_mutex_unlock(&t->lock);
 	return id;
+}
+
+void inode_all_xattrs_changed(struct accelfs *fs)
+{
+	struct inode_table *t = &fs->inodes;
+
+	xattr_absent_forget(&fs->root);
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < t->size; i++)
+		for (struct inode *n = t->slots[i]; n; n = n->hnext)
+			xattr_absent_forget(n);
+	pthread_mutex_unlock(&t->lock);
 }
 
 size_t inode_all_ids(struct accelfs *fs, fuse_ino_t **out)

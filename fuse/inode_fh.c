@@ -123,9 +123,11 @@ fuse_ino_t inode_fh_find(struct inode_table *t, const struct file_handle *fh, bo
 			if (fh_equal(n->fh, fh)) {
 				ino = n->nodeid;
 				/* indexed, so not freed (inode_fh_del comes first) */
-				if (changed)
+				if (changed) {
 					__atomic_store_n(&n->changed_outside, true,
 							 __ATOMIC_RELAXED);
+					xattr_absent_forget(n);
+				}
 				if (pt_writer)
 					*pt_writer =
 					    __atomic_load_n(&n->pt_writer, __ATOMIC_RELAXED);

@@ -30,42 +30,77 @@ static void reply_size_or_data(fuse_req_t req, ssize_t ret, const char *buf, siz
 }
 
 /*
- * Without FUSE_HANDLE_KILLPRIV_V2 (libfuse 3.14) the kernel asks for
- * security.capability before every write(2) (to drop file capabilities, as
- * for suid bits); with it, after each attribute refresh, and killpriv.c asks
- * on every write of a caller without CAP_FSETID. Most files have none, so a
- * node remembers "none" for attr_timeout, the time the kernel trusts its
- * other attributes; any xattr change through the mount forgets it.
+ * Names a node remembers as absent for attr_timeout, the time the kernel
+ * trusts its other attributes. Without FUSE_HANDLE_KILLPRIV_V2 (libfuse
+ * 3.14) the kernel asks for security.capability before every write(2); with
+ * it, after each attribute refresh, and killpriv.c asks on every write of a
+ * caller without CAP_FSETID. ls -l asks for the SELinux label and an ACL of
+ * every entry at every listing (the kernel keeps no ACL a getxattr read).
+ * Most files have none of them, and on a network SOURCE each question went
+ * through a second FUSE client, which GlusterFS's answers from its own cache
+ * (md-cache). Reading them needs no right but the lookup the kernel has
+ * checked, so one answer holds for every caller. Any xattr change through
+ * the mount forgets them, and so does a change the watcher reports; one made
+ * in SOURCE otherwise shows after attr_timeout.
  */
-static const char caps_name[] = "security.capability";
+static const char *const absent_names[XA_COUNT] = {
+	[XA_CAPS] = "security.capability",
+	[XA_SELINUX] = "security.selinux",
+	[XA_ACL_ACCESS] = "system.posix_acl_access",
+	[XA_ACL_DEFAULT] = "system.posix_acl_default",
+};
 
-static bool caps_known_absent(struct inode *n, const char *name)
+static int absent_slot(const char *name)
 {
-	return !strcmp(name, caps_name) &&
-	       now_ns() < __atomic_load_n(&n->nocaps_until, __ATOMIC_RELAXED);
+	for (int i = 0; i < XA_COUNT; i++)
+		if (!strcmp(name, absent_names[i]))
+			return i;
+	return -1;
 }
 
-static void caps_absent(struct accelfs *fs, struct inode *n)
+static bool known_absent(struct inode *n, int slot)
 {
-	__atomic_store_n(&n->nocaps_until, now_ns() + (uint64_t)(opt_attr_timeout(fs) * 1e9),
-			 __ATOMIC_RELAXED);
+	return slot >= 0 &&
+	       now_ns() < __atomic_load_n(&n->xattr_absent_until[slot], __ATOMIC_RELAXED);
 }
 
-static void caps_note(struct accelfs *fs, struct inode *n, const char *name, ssize_t ret)
+/*
+ * Name @slot was found absent by a call begun at change count @gen. A
+ * change through the mount (xattr_absent_forget) bumps the count before it
+ * clears: a call that raced with one stores, sees the count moved, and
+ * takes its answer back, so no stale "absent" outlives the change.
+ */
+static void learn_absent(struct accelfs *fs, struct inode *n, int slot, uint32_t gen)
 {
-	if (ret < 0 && errno == ENODATA && !strcmp(name, caps_name))
-		caps_absent(fs, n);
+	if (slot < 0)
+		return;
+	__atomic_store_n(&n->xattr_absent_until[slot],
+			 now_ns() + (uint64_t)(opt_attr_timeout(fs) * 1e9), __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&n->xattr_gen, __ATOMIC_SEQ_CST) != gen)
+		__atomic_store_n(&n->xattr_absent_until[slot], 0, __ATOMIC_SEQ_CST);
+}
+
+static uint32_t absent_gen(struct inode *n)
+{
+	return __atomic_load_n(&n->xattr_gen, __ATOMIC_SEQ_CST);
+}
+
+void xattr_absent_forget(struct inode *n)
+{
+	__atomic_add_fetch(&n->xattr_gen, 1, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < XA_COUNT; i++)
+		__atomic_store_n(&n->xattr_absent_until[i], 0, __ATOMIC_SEQ_CST);
 }
 
 void xattr_caps_created(struct accelfs *fs, struct inode *n)
 {
-	caps_absent(fs, n);
+	learn_absent(fs, n, XA_CAPS, absent_gen(n));
 }
 
 /* An attribute set or removed through the mount: what was known of them goes. */
 static void xattrs_changed(struct inode *n)
 {
-	__atomic_store_n(&n->nocaps_until, 0, __ATOMIC_RELAXED);
+	xattr_absent_forget(n);
 	pthread_mutex_lock(&n->lock);
 	n->tuning_valid = false; /* ops_file.c, tuning_memo */
 	pthread_mutex_unlock(&n->lock);
@@ -77,16 +112,18 @@ static void xattrs_changed(struct inode *n)
  */
 int xattr_caps_kill(struct accelfs *fs, struct inode *n, int fd)
 {
+	const char *name = absent_names[XA_CAPS];
 	char path[PROC_FD_LEN];
+	uint32_t gen;
 	int ret;
 
-	if (caps_known_absent(n, caps_name))
+	if (known_absent(n, XA_CAPS))
 		return 0;
-	ret = fd >= 0 ? fremovexattr(fd, caps_name)
-		      : removexattr(proc_fd_path(n->fd, path), caps_name);
+	gen = absent_gen(n);
+	ret = fd >= 0 ? fremovexattr(fd, name) : removexattr(proc_fd_path(n->fd, path), name);
 	if (ret && errno != ENODATA && errno != EOPNOTSUPP)
 		return -errno;
-	caps_absent(fs, n); /* gone now: known absent for attr_timeout */
+	learn_absent(fs, n, XA_CAPS, gen); /* gone now */
 	return 0;
 }
 
@@ -129,10 +166,11 @@ static void accel_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, siz
 	struct accelfs *fs = fuse_req_userdata(req);
 	struct inode *n = inode_get(fs, ino);
 	char path[PROC_FD_LEN], *buf = NULL;
+	int fd, slot = absent_slot(name);
+	uint32_t gen;
 	ssize_t ret;
-	int fd;
 
-	if (S_ISLNK(n->type) || caps_known_absent(n, name) || trusted_hidden(req, name)) {
+	if (S_ISLNK(n->type) || known_absent(n, slot) || trusted_hidden(req, name)) {
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
@@ -142,10 +180,12 @@ static void accel_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, siz
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	gen = absent_gen(n);
 	fd = inode_fd_get(n);
 	ret = INODE_FD_OR(fd, getxattr(proc_fd_path(fd, path), name, buf, size));
+	if (ret < 0 && errno == ENODATA)
+		learn_absent(fs, n, slot, gen);
 	inode_fd_put(n, fd);
-	caps_note(fs, n, name, ret);
 	reply_size_or_data(req, ret, buf, size);
 }
 

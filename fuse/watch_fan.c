@@ -116,6 +116,8 @@ static void fan_event(struct accelfs *fs, const struct fanotify_event_metadata *
 		} else if (name || fid->hdr.info_type == FAN_EVENT_INFO_TYPE_FID) {
 			c.ino = inode_fh_find(&fs->inodes, fh, md->mask & (FAN_ATTRIB | FAN_MODIFY),
 					      &c.pt_writer);
+			if (c.ino == FUSE_ROOT_ID && (md->mask & FAN_ATTRIB))
+				xattr_absent_forget(&fs->root); /* not in the index */
 		}
 	}
 	if (md->mask & (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO))

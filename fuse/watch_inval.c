@@ -112,6 +112,7 @@ void watch_overflow(struct accelfs *fs)
 #if FUSE_MAJOR_VERSION > 3 || (FUSE_MAJOR_VERSION == 3 && FUSE_MINOR_VERSION >= 18)
 	counted(fs, INVAL_ALL, 0, fuse_lowlevel_notify_increment_epoch(fs->se));
 #endif
+	inode_all_xattrs_changed(fs); /* names known absent (ops_xattr.c) */
 	for (size_t i = 0; ids && i < n; i++)
 		inval_inode(fs, ids[i], true);
 	free(ids);
