@@ -192,7 +192,9 @@ static ssize_t add_entry(fuse_req_t req, fuse_ino_t ino, struct dirent *de, char
 /*
  * The kernel asks for what follows the last entry of a listing before it
  * takes the listing as complete: one more READDIR per directory, which
- * would open, seek and read the directory again only to find nothing.
+ * would open, seek and read the directory again only to find nothing (or,
+ * through a handle, read its stream's end again: on a network SOURCE a
+ * round trip).
  * When the reply before held the end, at @off, and came less than
  * DIR_EOF_NS ago, the answer is "nothing" straight away (once). A name
  * created since may be left out of this pass, as POSIX allows for names
@@ -318,13 +320,21 @@ static void dir_stateless(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off
 	closedir(d.dp);
 }
 
+/* With a handle too: its stream at the end reads SOURCE again to find
+ * nothing, one more round trip per listing on a network SOURCE. */
 static void readdir_any(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			struct fuse_file_info *fi, bool plus)
 {
-	if (fi->fh)
-		do_readdir(req, ino, size, off, dh_of(fi), plus, NULL);
-	else
+	struct accelfs *fs = fuse_req_userdata(req);
+	struct inode *n = inode_get(fs, ino);
+
+	if (!fi->fh) {
 		dir_stateless(req, ino, size, off, plus);
+	} else if (eof_take(n, off)) {
+		fuse_reply_buf(req, NULL, 0);
+	} else {
+		do_readdir(req, ino, size, off, dh_of(fi), plus, n);
+	}
 }
 
 static void accel_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,

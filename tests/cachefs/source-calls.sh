@@ -18,8 +18,11 @@
 #          read (a statx without AT_STATX_FORCE_SYNC), where a LOOKUP asks
 #          the server (forced): ls -l of 40 files makes no forced statx (the
 #          daemon before this made 40, one request more per entry, one after
-#          the other), a stat of a name not listed makes one; then 1,500
-#          names listed whole, also 4 KiB at a time
+#          the other), a stat of a name not listed makes one; the listing
+#          reads the directory with two getdents64, its entries and its end
+#          (the daemon before this read the end again for the kernel's
+#          READDIR after it: three); then 1,500 names listed whole, also
+#          4 KiB at a time
 set -u
 . "$(dirname "$0")/lib.sh"
 cfs_init
@@ -30,7 +33,7 @@ if [ "$case" = listing ]; then
 	for i in $(seq 40); do echo "$i" >"src/d/f$i"; done
 	echo x >src/e/g
 	accel_mount "$PWD/src" "$PWD/m" -o "pool=$POOL,shared=on"
-	cfs_strace calls.txt statx,newfstatat
+	cfs_strace calls.txt statx,newfstatat,getdents64
 	n=$(ls -l m/d | grep -c ' f[0-9]*$')
 	stat m/e/g >/dev/null || fail "stat m/e/g failed"
 	cfs_strace_stop
@@ -43,6 +46,11 @@ if [ "$case" = listing ]; then
 		fail "ls -l of 40 files forced $(cat forced.txt) stats to SOURCE's server, want 0"
 	grep -v 'resumed>' calls.txt | grep -q '"g", .*AT_STATX_FORCE_SYNC' ||
 		fail "a LOOKUP of a name not listed did not force its stat to the server"
+	# the kernel's READDIR after the reply that held the end: answered
+	# without reading SOURCE again (entries, then the end: two getdents64)
+	gd=$(grep -v 'resumed>' calls.txt | grep -c 'getdents64(')
+	echo "getdents64 on SOURCE for ls -l of one directory: $gd"
+	[ "$gd" -le 2 ] || fail "ls -l of one directory read it $gd times on SOURCE, want 2 at most"
 	# A listing of many requests: every name once, each with its own size
 	mkdir src/big
 	python3 -c 'import sys
