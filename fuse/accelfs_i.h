@@ -373,6 +373,9 @@ struct accelfs {
 	struct fair *fair;
 	/* shared mode (shared.c), settled before mounting */
 	bool shared;
+	/* shared mode: a LOOKUP's statx asks SOURCE's server (AT_STATX_FORCE_SYNC);
+	 * false where SOURCE's client answers that from its caches anyway (shared.c) */
+	bool lookup_forced;
 	char shared_why[160];
 	struct fuse_session *se;
 };

@@ -115,8 +115,10 @@ static void name_revalidate(int pfd, const char *name)
  * What @name in @pfd is now. In shared mode the answer must come from
  * SOURCE, not from its client's caches: another host may have replaced the
  * name while the SOURCE client still maps it to the old object.
- * AT_STATX_FORCE_SYNC asks the client to ask the server; where that is not
- * enough (the old object's open failed: inode_take_stale), name_revalidate.
+ * AT_STATX_FORCE_SYNC asks the client to ask the server (not where the
+ * client answers it from its caches anyway: fs->lookup_forced, shared.c);
+ * where that is not enough (the old object's open failed:
+ * inode_take_stale), name_revalidate.
  * @how LOOKUP_LISTED: the name comes from a listing the daemon just read
  * from SOURCE, which brought the client the entries and their attributes
  * (READDIRPLUS, NFS's and GlusterFS's alike): the client's caches are as
@@ -128,12 +130,12 @@ static int stat_name(struct accelfs *fs, int pfd, const char *name, struct stat 
 		     enum lookup_how how)
 {
 	struct statx x;
-	unsigned int flags = AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC;
+	unsigned int flags = AT_SYMLINK_NOFOLLOW;
 
 	if (!fs->shared)
 		return fstatat(pfd, name, st, AT_SYMLINK_NOFOLLOW);
-	if (how == LOOKUP_LISTED)
-		flags &= ~AT_STATX_FORCE_SYNC;
+	if (how != LOOKUP_LISTED && fs->lookup_forced)
+		flags |= AT_STATX_FORCE_SYNC;
 	if (statx(pfd, name, flags, STATX_BASIC_STATS, &x))
 		return -1;
 	stat_from_statx(&x, st);

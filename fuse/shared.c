@@ -132,6 +132,20 @@ static int shared_defaults(struct accelfs *fs, struct accelfs_opts *o, char *err
 	return 0;
 }
 
+/*
+ * Whether a stat forced to SOURCE's server (AT_STATX_FORCE_SYNC) reaches it
+ * through SOURCE's client of type @type. GlusterFS's answers it from its
+ * md-cache like any other stat (a git status of 5,000 files: 5,155 forced
+ * GETATTRs through its FUSE client, 4 STATs at the brick), so there the
+ * force is one request more through that client per LOOKUP and no fresher
+ * answer: the name's own revalidation (its LOOKUP, at the brick) is what
+ * refreshes the cache. NFS, CIFS, Ceph and the rest do ask their server.
+ */
+static bool forced_stat_reaches_server(const char *type)
+{
+	return strcmp(type, "fuse.glusterfs") != 0;
+}
+
 int shared_setup(struct accelfs *fs, char *err, size_t len)
 {
 	struct accelfs_opts *o = &fs->opts;
@@ -152,6 +166,7 @@ int shared_setup(struct accelfs *fs, char *err, size_t len)
 		snprintf(fs->shared_why, sizeof(fs->shared_why), "SOURCE is %s%s", type,
 			 remote ? ", which other hosts may change" : "");
 	}
+	fs->lookup_forced = fs->shared && forced_stat_reaches_server(type);
 	return fs->shared ? shared_defaults(fs, o, err, len) : 0;
 }
 
@@ -166,9 +181,12 @@ void shared_log(struct accelfs *fs)
 	}
 	log_msg(LOG_INFO,
 		"shared mode: on (%s): no watcher, entry_timeout %gs, attr_timeout %gs, "
-		"open files rechecked every %gs, %u worker threads, locks %s",
+		"open files rechecked every %gs, %u worker threads, locks %s, lookups %s",
 		fs->shared_why, o->entry_timeout, o->attr_timeout, o->revalidate, o->threads,
-		o->locks == LOCKS_FORWARD ? "taken on SOURCE" : "kept in the kernel (locks=local)");
+		o->locks == LOCKS_FORWARD ? "taken on SOURCE" : "kept in the kernel (locks=local)",
+		fs->lookup_forced ? "forced to SOURCE's server"
+				  : "as SOURCE's client answers them (it answers forced ones "
+				    "from its caches too)");
 	if (o->writeback)
 		log_msg(LOG_WARNING,
 			"shared mode with writeback=on: the kernel writes back whole pages, so "

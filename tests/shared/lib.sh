@@ -16,7 +16,8 @@
 #               for databases (the volume options of its db-workload group;
 #               the clients with --direct-io-mode=enable --entry-timeout=0)
 # sh_accel_up [ACCELFS-ARGS...]  accelfs on XA over GA and on XB over GB
-#               (-o allow_other and a pool per host, then ACCELFS-ARGS)
+#               (-o allow_other and a pool per host, then ACCELFS-ARGS);
+#               their logs in SH_LOG_A and SH_LOG_B
 # sh_accel_down  unmounts XA and XB (another sh_accel_up may follow)
 # sh_accel_mount SRC MNT [ACCELFS-ARGS...]  accel_mount, taken down by
 #               sh_teardown
@@ -342,6 +343,7 @@ sh_accel_up() {
 		sh_accel_mount "$SH_DIR/g$h" "$SH_DIR/x$h" -o "allow_other,pool=$ACCEL_POOL-$h" \
 			"${args[@]}"
 		sed -n 's/^accelfs: /accelfs host '$h': /p' "$ACCEL_LOG" | head -3
+		declare -g "SH_LOG_${h^^}=$ACCEL_LOG"
 	done
 }
 

@@ -22,6 +22,11 @@
 #             but neither closed nor synced, within the same bound
 #   estale    B reads a file it holds open after A deleted it; B opens and
 #             reads a name A replaces 200 times by write-temp-then-rename
+#   lookups   (accelfs only) a stat through A of a name its kernel has not
+#             looked up makes the daemon's statx on SOURCE without
+#             AT_STATX_FORCE_SYNC: GlusterFS's client answers a forced one
+#             from its md-cache too, so the force was one request more
+#             through it per LOOKUP (shared.c); the log says so
 . "$(dirname "$0")/lib.sh"
 
 NREC=300
@@ -119,6 +124,33 @@ props() {
 	echo "$side: $(grep -c . "$side.out") results in $((SECONDS - t)) s"
 }
 
+# lookups: see above; one ok/FAILED line, counted by sh_finish
+lookups() {
+	local pid sp t forced listed
+	pid=$(accel_daemon_pids "$XA" | head -1)
+	echo x >"$XA/accel/lookup-me" || fail "cannot create lookup-me through A"
+	sleep 1.5 # past entry_timeout: the next stat is a LOOKUP
+	strace -f -qq -e trace=statx -o lookups.txt -p "$pid" &
+	sp=$!
+	for t in $(seq 100); do
+		! grep -q '^TracerPid:[[:space:]]*0$' /proc/"$pid"/task/*/status && break
+		sleep 0.1
+	done
+	stat "$XA/accel/lookup-me" >/dev/null
+	kill -INT $sp
+	wait $sp
+	forced=$(grep -v 'resumed>' lookups.txt | grep '"lookup-me"' | grep -c FORCE_SYNC)
+	listed=$(grep -v 'resumed>' lookups.txt | grep -c '"lookup-me"')
+	SH_CHECKS=$((SH_CHECKS + 1))
+	if [ "$listed" -ge 1 ] && [ "$forced" = 0 ] &&
+		grep -q "lookups as SOURCE's client answers them" "$SH_LOG_A"; then
+		echo "ok lookups: $listed statx of the name on SOURCE, none forced"
+	else
+		echo "FAILED lookups: $listed statx of the name on SOURCE, $forced forced (want >= 1, 0)"
+		SH_FAILS=$((SH_FAILS + 1))
+	fi
+}
+
 sh_init gluster
 sh_cluster_up
 sh_accel_up "$@"
@@ -128,4 +160,5 @@ sh_shared_dir "$XA" "$XB" accel
 props bare "$GA/bare" "$GB/bare" "$SH_BRICK/bare"
 props accel "$XA/accel" "$XB/accel" "$SH_BRICK/accel"
 sh_compare bare.out accel.out bare accelfs
+command -v strace >/dev/null && lookups || echo "lookups: skipped (no strace)"
 sh_finish
