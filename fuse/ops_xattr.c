@@ -37,11 +37,12 @@ static void reply_size_or_data(fuse_req_t req, ssize_t ret, const char *buf, siz
  * caller without CAP_FSETID. ls -l asks for the SELinux label and an ACL of
  * every entry at every listing (the kernel keeps no ACL a getxattr read).
  * Most files have none of them, and on a network SOURCE each question went
- * through a second FUSE client, which GlusterFS's answers from its own cache
- * (md-cache). Reading them needs no right but the lookup the kernel has
- * checked, so one answer holds for every caller. Any xattr change through
- * the mount forgets them, and so does a change the watcher reports; one made
- * in SOURCE otherwise shows after attr_timeout.
+ * through a second FUSE client (GlusterFS's answers them from its md-cache,
+ * so the bare mount pays one hop for them, not two). Reading them needs no
+ * right but the lookup the kernel has checked, so one answer holds for
+ * every caller. Any xattr change through the mount forgets them, and so
+ * does a change the watcher reports; one made in SOURCE otherwise shows
+ * after attr_timeout.
  */
 static const char *const absent_names[XA_COUNT] = {
 	[XA_CAPS] = "security.capability",
