@@ -231,15 +231,7 @@ cfs_strace() {
 	strace -f -qq -e trace="$2" -o "$1" -p "$ACCEL_PID" &
 	CFS_STRACE=$!
 	CFS_JOBS="$CFS_JOBS $CFS_STRACE"
-	for _ in $(seq 100); do cfs_traced && return; sleep 0.1; done
-	fail "strace did not attach to every thread of the daemon"
-}
-
-cfs_traced() {
-	local t
-	for t in /proc/"$ACCEL_PID"/task/*/status; do
-		[ "$(sed -n 's/^TracerPid:[[:space:]]*//p' "$t" 2>/dev/null)" != 0 ] || return 1
-	done
+	accel_trace_wait "$ACCEL_PID" || fail "strace did not attach to every thread of the daemon"
 }
 
 cfs_strace_stop() {

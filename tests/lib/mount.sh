@@ -134,6 +134,25 @@ accel_daemon_pids() {
 	done
 }
 
+# accel_traced PID: is every thread of PID traced (strace -p has attached)?
+accel_traced() {
+	local t
+	for t in /proc/"$1"/task/*/status; do
+		[ "$(sed -n 's/^TracerPid:[[:space:]]*//p' "$t" 2>/dev/null)" != 0 ] || return 1
+	done
+}
+
+# accel_trace_wait PID: wait up to 10 s for strace -f -p PID to have every
+# thread; false if it did not (calls made before then would be missed).
+accel_trace_wait() {
+	local i
+	for i in $(seq 100); do
+		accel_traced "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # accel_dump_daemons: where each daemon of the test is, on stderr: every
 # thread's state, wait channel and kernel stack, its user stacks if gdb is
 # there, and the tail of the last mount's log. For a test whose command

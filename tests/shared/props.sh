@@ -126,16 +126,13 @@ props() {
 
 # lookups: see above; one ok/FAILED line, counted by sh_finish
 lookups() {
-	local pid sp t forced listed
+	local pid sp forced listed
 	pid=$(accel_daemon_pids "$XA" | head -1)
 	echo x >"$XA/accel/lookup-me" || fail "cannot create lookup-me through A"
 	sleep 1.5 # past entry_timeout: the next stat is a LOOKUP
 	strace -f -qq -e trace=statx -o lookups.txt -p "$pid" &
 	sp=$!
-	for t in $(seq 100); do
-		! grep -q '^TracerPid:[[:space:]]*0$' /proc/"$pid"/task/*/status && break
-		sleep 0.1
-	done
+	accel_trace_wait "$pid" || echo "lookups: strace has not attached to every thread of $pid in 10 s"
 	stat "$XA/accel/lookup-me" >/dev/null
 	kill -INT $sp
 	wait $sp
