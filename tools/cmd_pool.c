@@ -143,6 +143,22 @@ static void users_get(const char *name, struct users *u)
 		snprintf(u->text + at, sizeof(u->text) - at, " ...");
 }
 
+/*
+ * A daemon goes on with the pool mapped for a moment after `fusermount3 -u`
+ * returns (it writes its deferred bytes back, then detaches), so `fusermount3
+ * -u MNT; accel pool --reset NAME` would race it: wait up to RESET_WAIT_MS
+ * for @u's processes to go, then let the caller refuse if they have not.
+ */
+enum { RESET_WAIT_MS = 3000, RESET_POLL_MS = 50 };
+
+static void users_wait_gone(const char *name, struct users *u)
+{
+	for (int waited = 0; u->n > 0 && waited < RESET_WAIT_MS; waited += RESET_POLL_MS) {
+		nanosleep(&(struct timespec){ .tv_nsec = RESET_POLL_MS * 1000000L }, NULL);
+		users_get(name, u);
+	}
+}
+
 static unsigned long long ull(uint64_t v)
 {
 	return (unsigned long long)v;
@@ -359,6 +375,8 @@ static int reset(const struct pool_opts *o)
 		return EXIT_FAIL;
 	}
 	users_get(o->name, &u);
+	if (u.n > 0 && !o->force)
+		users_wait_gone(o->name, &u);
 	if (u.n > 0 && !o->force) {
 		util_err("pool", NULL,
 			 "pool %s is in use by %d process%s (pid %s): unmount first, or use "
