@@ -4,8 +4,9 @@
 # a file with --global-buffers=all read through an accelfs mount holds its
 # whole size as granted quota (accel show --json), a file without tuning
 # none; accel pool shows the daemon attached and --reset refuses while it
-# is, and waits for a daemon still detaching after its unmount; a garbage segment makes a mount naming it fail with one line, and
-# accel pool --reset removes it (and a pool with a corrupt header). Without
+# is, and waits for a daemon still detaching after its unmount; a garbage
+# segment makes a mount naming it fail with one line, and accel pool
+# --reset removes it (and a pool with a corrupt header). Without
 # --pool, show and stat --file look in the pool of the file's mount.
 # $1: accel; ACCELFS: the daemon (set by meson).
 . "$(dirname "$0")/lib.sh"
